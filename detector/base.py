@@ -1,0 +1,55 @@
+"""The two things every detector shares: the `Detector` base class and the
+`StreamContext` the monitor hands it with each event.
+
+A detector is a small class per stream: `feed(event, ctx)` gets one
+validated event and returns the detections it fires. It reads positions from
+`ctx` (offsets *before* this event is appended) and never from a clock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from .detection import Checkpoint, Detection
+
+
+@dataclass(slots=True)
+class StreamContext:
+    """Where the stream stands when an event arrives.
+
+    `offsets[channel]` is how many characters of that channel were read
+    before this event; `tool_calls` how many tool calls came before it;
+    `turn` how many `turn` events were seen including this one.
+    """
+
+    model: str = ""
+    turn: int = 0
+    offsets: dict[str, int] = field(default_factory=lambda: {"reasoning": 0, "content": 0})
+    tool_calls: int = 0
+    events: int = 0
+    t: float | None = None
+    checkpoints: list[Checkpoint] = field(default_factory=list)
+
+    def record_checkpoint(self, checkpoint: Checkpoint) -> None:
+        self.checkpoints.append(checkpoint)
+
+
+class Detector:
+    """Base of every detector family.
+
+    Subclasses set `name` (the key in profiles and the `detector` field of
+    their detections), `Params` (a dataclass of `param()` fields) and
+    `builtin` (built-in profile name -> parameter overrides, for the
+    profiles the detector is enabled in), and implement `feed`.
+    """
+
+    name: ClassVar[str]
+    Params: ClassVar[type]
+    builtin: ClassVar[dict[str, dict[str, Any]]] = {}
+
+    def __init__(self, params: Any = None):
+        self.params = params if params is not None else self.Params()
+
+    def feed(self, event: dict, ctx: StreamContext) -> list[Detection]:
+        raise NotImplementedError

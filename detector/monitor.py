@@ -1,0 +1,65 @@
+"""`Monitor`: one stream's detectors, fed one event at a time.
+
+The monitor validates each event, keeps the stream's positions (characters
+per text channel across turns, tool-call index, turn number) and hands the
+event to every enabled detector of its profile. Its own work per event is
+O(1) plus the detectors'; it keeps no text.
+"""
+
+from __future__ import annotations
+
+from .base import Detector, StreamContext
+from .config import Config, Profile, builtin_config
+from .detection import Checkpoint, Detection
+from .events import TEXT_CHANNELS, validate_event
+from .registry import DETECTORS
+
+
+class Monitor:
+    """Loop detection for one stream.
+
+    >>> m = Monitor("default")
+    >>> m.feed({"type": "content", "text": "Hello."})
+    []
+    """
+
+    def __init__(self, profile: str | Profile = "default", *, config: Config | None = None, model: str = ""):
+        if isinstance(profile, str):
+            profile = (config or builtin_config()).select(profile)
+        self.profile = profile
+        self.ctx = StreamContext(model=model)
+        self.detectors: list[Detector] = [DETECTORS[name](params) for name, params in profile.detectors.items()]
+        self.stopped = False
+
+    @classmethod
+    def for_model(cls, model: str, config: Config | None = None) -> "Monitor":
+        """The monitor of the profile whose model globs match `model`."""
+        return cls((config or builtin_config()).select(model=model), model=model)
+
+    def feed(self, event: dict) -> list[Detection]:
+        """Push one event; return the detections it fired (maybe none)."""
+        validate_event(event)
+        ctx = self.ctx
+        kind = event["type"]
+        if kind == "session" and event.get("model"):
+            ctx.model = event["model"]
+        elif kind == "turn":
+            ctx.turn += 1
+        if event.get("t") is not None:
+            ctx.t = float(event["t"])
+        found: list[Detection] = []
+        for detector in self.detectors:
+            found.extend(detector.feed(event, ctx))
+        if kind in TEXT_CHANNELS:
+            ctx.offsets[kind] += len(event["text"])
+        elif kind == "tool_call":
+            ctx.tool_calls += 1
+        ctx.events += 1
+        if any(d.action == "stop" for d in found):
+            self.stopped = True
+        return found
+
+    def take_checkpoints(self) -> list[Checkpoint]:
+        """Checkpoint evaluations recorded since the last call."""
+        taken, self.ctx.checkpoints = self.ctx.checkpoints, []
+        return taken

@@ -1,0 +1,12 @@
+"""Every detector family, by the name profiles use for it.
+
+Adding a detector: write its module, then add its class here.
+"""
+
+from __future__ import annotations
+
+from .base import Detector
+
+DETECTOR_CLASSES: tuple[type[Detector], ...] = ()
+
+DETECTORS: dict[str, type[Detector]] = {cls.name: cls for cls in DETECTOR_CLASSES}
