@@ -1,0 +1,133 @@
+"""Which format a file is in, told from its content (never its name).
+
+Looks at the first non-blank line: server-sent-event framing means an API
+stream; a whole JSON document is told by its shape; otherwise the first
+lines are JSON Lines records, each told by its keys and `type`. Reads at
+most the first `_PROBE_LINES` lines beyond the document parse.
+"""
+
+from __future__ import annotations
+
+import json
+from itertools import islice
+
+from ..events import EVENT_TYPES
+from .source import Source
+from .transcript import TranscriptError
+
+_PROBE_LINES = 50
+SSE_PREFIXES = ("data:", "event:", "id:", "retry:", ":")
+ANTHROPIC_STREAM_TYPES = frozenset(
+    {"message_start", "content_block_start", "content_block_delta", "content_block_stop", "message_delta", "message_stop", "ping", "error"}
+)
+CODEX_RECORD_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
+CLAUDE_CODE_KEYS = frozenset({"parentUuid", "leafUuid", "isSidechain", "uuid"})
+CLAUDE_CODE_TYPES = frozenset(
+    {"summary", "file-history-snapshot", "queue-operation", "permission-mode", "progress", "attachment", "system", "custom-title", "agent-name", "last-prompt"}
+)
+GEMINI_MESSAGE_TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
+ANTHROPIC_ONLY_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking"})
+
+
+def classify_record(record: dict) -> str | None:
+    """The format one JSON Lines record belongs to, or None."""
+    kind = record.get("type")
+    if "choices" in record or str(record.get("object", "")).startswith("chat.completion"):
+        return "openai"
+    if kind in ANTHROPIC_STREAM_TYPES and "payload" not in record and "content" not in record:
+        return "anthropic"
+    if kind in CODEX_RECORD_TYPES and "payload" in record:
+        return "codex"
+    if ("sessionId" in record and "projectHash" in record) or "$set" in record or kind == "gemini":
+        return "gemini-cli"
+    if CLAUDE_CODE_KEYS & record.keys() or kind in CLAUDE_CODE_TYPES or ("message" in record and kind in ("user", "assistant")):
+        return "claude-code"
+    if kind in GEMINI_MESSAGE_TYPES and "content" in record and "text" not in record:
+        return "gemini-cli"
+    if kind in EVENT_TYPES:
+        return "events"
+    return None
+
+
+def _classify_messages(messages: list) -> str:
+    """A bare messages array: Anthropic-style content blocks are Cline's
+    api_conversation_history.json, anything else an OpenAI messages array."""
+    for message in messages:
+        if not isinstance(message, dict):
+            continue
+        if message.get("role") == "tool" or "tool_calls" in message or "function_call" in message:
+            return "openai"
+        content = message.get("content")
+        if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") in ANTHROPIC_ONLY_BLOCKS for b in content):
+            return "cline"
+    return "openai"
+
+
+def classify_document(document: object) -> str | None:
+    """The format of a whole-file JSON value, or None."""
+    if isinstance(document, list):
+        items = [item for item in document[:_PROBE_LINES] if isinstance(item, dict)]
+        if not items:
+            return None
+        if any("say" in item or "ask" in item for item in items):
+            return "cline"
+        if any(("spanContext" in item or "traceId" in item or "context" in item) and "attributes" in item for item in items):
+            return "otel"
+        if any("role" in item for item in items):
+            return _classify_messages(items)
+        return None
+    if not isinstance(document, dict):
+        return None
+    if "resourceSpans" in document:
+        return "otel"
+    if isinstance(document.get("messages"), list) and ("sessionId" in document or "projectHash" in document):
+        return "gemini-cli"
+    if document.get("type") == "message" and isinstance(document.get("content"), list):
+        return "anthropic"
+    if isinstance(document.get("messages"), list):
+        return _classify_messages(document["messages"])
+    return classify_record(document)
+
+
+def _classify_sse(source: Source) -> str | None:
+    for _, line in islice(source.lines(), _PROBE_LINES):
+        if not line.startswith("data:"):
+            continue
+        try:
+            payload = json.loads(line[5:])
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(payload, dict):
+            found = classify_record(payload)
+            if found in ("openai", "anthropic"):
+                return found
+    return None
+
+
+def _classify_lines(source: Source) -> str | None:
+    for _, line in islice(source.lines(), _PROBE_LINES):
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            return None
+        if isinstance(record, dict) and (found := classify_record(record)):
+            return found
+    return None
+
+
+def detect(source: Source, tried: tuple[str, ...]) -> str:
+    """The format name of `source`, or a `TranscriptError` listing `tried`."""
+    first = next(source.lines())[1].lstrip()
+    found = None
+    if first.startswith(SSE_PREFIXES):
+        found = _classify_sse(source)
+    elif first.startswith(("{", "[")):
+        try:
+            found = classify_document(source.json_document())
+        except TranscriptError:  # not one document: maybe JSON Lines
+            found = None
+        if found is None:
+            found = _classify_lines(source)
+    if found is None:
+        raise source.error(f"could not tell the format; name it with --format (tried: {', '.join(tried)})")
+    return found

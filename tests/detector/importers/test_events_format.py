@@ -1,0 +1,75 @@
+"""The `events` format (LoopGuard JSON Lines) and the package API around it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from detector.cli import main
+from detector.importers import FORMATS, TranscriptError, parse_bytes, parse_path
+
+
+def jsonl(*events: dict) -> bytes:
+    return "".join(json.dumps(e) + "\n" for e in events).encode()
+
+
+def test_it_keeps_events_and_their_session_header():
+    data = jsonl({"type": "session", "model": "m1", "meta": {"title": "T"}}, {"type": "turn"}, {"type": "content", "text": "hé", "t": 0.5, "x": 1})
+    t = parse_bytes(data, "a.jsonl")
+    assert (t.format, t.parser_version, t.model, t.title) == ("events", "events/1", "m1", "T")
+    assert t.events == [
+        {"type": "session", "model": "m1", "meta": {"title": "T"}},
+        {"type": "turn"},
+        {"type": "content", "text": "hé", "t": 0.5, "x": 1},
+    ]
+    assert t.skipped == [] and t.warnings == []
+
+
+def test_it_adds_a_session_event_when_the_file_has_none():
+    t = parse_bytes(b'\n{"type": "reasoning", "text": "x"}\n\n', "a.jsonl")
+    assert t.events == [{"type": "session", "source": "events"}, {"type": "reasoning", "text": "x"}]
+    assert t.model is None
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b'{"type": "content", "text": "a"}\n{"type": "bogus"}\n', "a.jsonl: line 2: field type: unknown event type 'bogus'"),
+        (b'{"type": "content", "text": "a"}\n{"type": "content", "text" "b"}\n', "a.jsonl: line 2: invalid JSON: Expecting ':' delimiter (column 28)"),
+        (b'{"type": "content", "text": "a"}\n{"type": "content", "te', "a.jsonl: line 2: truncated JSON: Unterminated string starting at (column 21)"),
+        (b'{"type": "tool_call", "name": 3}\n', "a.jsonl: line 1: field name: field 'name' of a tool_call event must be a string"),
+        (b'{"type": "turn"}\n{"type": "session"}\n', "a.jsonl: line 2: field type: a session event must be the first event"),
+        (b'{"type": "turn"}\n[1, 2]\n', "a.jsonl: line 2: expected a JSON object, got an array"),
+    ],
+)
+def test_it_names_the_bad_line(data, message):
+    with pytest.raises(TranscriptError) as caught:
+        parse_bytes(data, "a.jsonl", "events")
+    assert str(caught.value).startswith(message)
+    assert caught.value.file == "a.jsonl"
+
+
+def test_it_lists_every_documented_format():
+    assert FORMATS == ("events", "openai", "anthropic", "claude-code", "codex", "gemini-cli", "cline", "otel")
+
+
+def test_convert_prints_events_as_json_lines(tmp_path, capsys):
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(jsonl({"type": "content", "text": "é"}))
+    assert main(["convert", str(path)]) == 0
+    assert capsys.readouterr().out == '{"type": "session", "source": "events"}\n{"type": "content", "text": "é"}\n'
+
+
+def test_convert_exits_2_naming_file_and_line(tmp_path, capsys):
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b'{"type": "turn"}\n{oops\n')
+    assert main(["convert", str(path), "--format", "events"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == f"loopguard convert: {path}: line 2: invalid JSON: Expecting property name enclosed in double quotes (column 2)\n"
+
+
+def test_parse_path_reports_a_missing_file(tmp_path):
+    with pytest.raises(TranscriptError, match=r"missing\.jsonl: cannot read: No such file or directory"):
+        parse_path(tmp_path / "missing.jsonl")
