@@ -48,7 +48,7 @@ def decode(data: bytes, file: str) -> str:
 
 def _json_error(exc: json.JSONDecodeError, text: str) -> str:
     if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string"):
-        return f"truncated JSON: {exc.msg}"
+        return f"truncated JSON: {exc.msg} (column {exc.colno})"
     return f"invalid JSON: {exc.msg} (column {exc.colno})"
 
 
