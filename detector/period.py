@@ -72,7 +72,9 @@ class PeriodTracker:
         limit = min(self.max_period, self.count // 2)
         for p in range(1, limit + 1):
             m = self._matches[p - 1]
-            if m + p >= self.min_elements:
+            # m >= p: at least two whole copies, else a tail of p distinct
+            # elements with no repeat at all would count as a run.
+            if m >= p and m + p >= self.min_elements:
                 return PeriodRun(period=p, length=m + p)
         return None
 
