@@ -105,7 +105,10 @@ def build_params(params_cls: type, values: dict, path: str, base: Any = None) ->
         if key not in fields:
             raise ConfigError(f"{path}.{key}: unknown key (known: {', '.join(fields)})")
         changes[key] = _coerce(f"{path}.{key}", value, getattr(base, key), fields[key].metadata)
-    return dataclasses.replace(base, **changes)
+    try:
+        return dataclasses.replace(base, **changes)
+    except ConfigError as exc:  # a params class's own check (__post_init__) names the key
+        raise ConfigError(f"{path}.{exc}") from None
 
 
 def params_to_dict(params: Any) -> dict:

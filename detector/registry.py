@@ -6,7 +6,8 @@ Adding a detector: write its module, then add its class here.
 from __future__ import annotations
 
 from .base import Detector
+from .reasoning_checkpoint import ReasoningCheckpoint
 
-DETECTOR_CLASSES: tuple[type[Detector], ...] = ()
+DETECTOR_CLASSES: tuple[type[Detector], ...] = (ReasoningCheckpoint,)
 
 DETECTORS: dict[str, type[Detector]] = {cls.name: cls for cls in DETECTOR_CLASSES}
