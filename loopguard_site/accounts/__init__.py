@@ -1,0 +1,1 @@
+"""Accounts: API tokens now; roles and projects come with issue 9."""

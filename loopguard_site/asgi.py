@@ -1,0 +1,30 @@
+"""The ASGI application Daphne serves: HTTP (with static files) and WebSockets.
+
+WebSocket clients authenticate with the browser's login session or with an API
+token (`Authorization: Bearer` header or `?token=`), see accounts.middleware.
+"""
+
+import os
+
+from django.core.asgi import get_asgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "loopguard_site.settings")
+django_http = get_asgi_application()  # sets Django up before consumers import models
+
+from channels.auth import AuthMiddlewareStack  # noqa: E402
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
+
+from loopguard_site.accounts.middleware import ApiTokenAuthMiddleware, BrowserOriginValidator  # noqa: E402
+from loopguard_site.routing import websocket_urlpatterns  # noqa: E402
+
+application = ProtocolTypeRouter(
+    {
+        # Daphne serves static/ itself (plotly.min.js included), so the lab
+        # needs no other web server; see README for a proxy in front.
+        "http": ASGIStaticFilesHandler(django_http),
+        "websocket": BrowserOriginValidator(
+            AuthMiddlewareStack(ApiTokenAuthMiddleware(URLRouter(websocket_urlpatterns)))
+        ),
+    }
+)

@@ -1,0 +1,82 @@
+"""`loopguard lab`: the lab web app on this machine, in one command.
+
+Migrates the database, optionally loads the demo data, then serves the ASGI
+app (pages, API, WebSockets, static files) with Daphne. In the embedded mode
+(no REDIS_URL) it also runs the Celery worker in a thread of this process; in
+the full mode workers are separate `celery -A loopguard_site worker`
+processes. Ctrl-C (SIGINT) or SIGTERM stops everything it started.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+HELP = "run the lab web app (Daphne, and the Celery worker when embedded); --demo loads demo sessions"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--demo", action="store_true", help="load the demo sessions and print a demo admin's API token")
+    parser.add_argument("--port", type=int, default=8000, help="TCP port (default 8000; 0 picks a free one)")
+    parser.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
+
+
+def run(args: argparse.Namespace) -> int:
+    # Daphne installs Twisted's asyncio reactor on import; it must come before
+    # anything else imports Twisted.
+    from daphne.endpoints import build_endpoint_description_strings
+    from daphne.server import Server
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "loopguard_site.settings")
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.core.management import call_command
+
+    call_command("migrate", interactive=False, verbosity=0)
+    if args.demo:
+        from loopguard_site.demo import DEMO_USERNAME, demo_load
+
+        demo = demo_load()
+        print(f"Demo: {demo.loaded} sessions loaded, {demo.present} already there")
+        print(f"Admin login: {DEMO_USERNAME} / {demo.password}")
+        print(f"API token: {demo.token}", flush=True)
+
+    from loopguard_site.asgi import application
+
+    worker = None
+    if settings.LOOPGUARD_EMBEDDED:
+        from loopguard_site.celery import app as celery_app
+        from loopguard_site.embedded_worker import EmbeddedWorker
+
+        worker = EmbeddedWorker(celery_app, threads=settings.LOOPGUARD_EMBEDDED_WORKER_THREADS)
+        worker.start()
+        print(f"Embedded mode: Celery worker thread ({worker.threads} threads), in-memory channel layer")
+    else:
+        print("Full mode: Redis broker and channels; start workers with `celery -A loopguard_site worker`")
+
+    server = Server(
+        application,
+        endpoints=build_endpoint_description_strings(host=args.host, port=args.port),
+        signal_handlers=True,  # SIGINT / SIGTERM stop the reactor, then we stop the worker
+    )
+    server.ready_callable = lambda: _announce(server)
+    try:
+        server.run()
+    finally:
+        if worker is not None:
+            worker.stop()
+    if not server.listening_addresses:
+        print(f"LoopGuard lab: could not listen on {args.host}:{args.port}")
+        return 1
+    print("LoopGuard lab stopped")
+    return 0
+
+
+def _announce(server) -> None:
+    # TCP listening happens before the reactor runs, so the address (and the
+    # port picked for --port 0) is known here.
+    for host, port in server.listening_addresses:
+        shown = f"[{host}]" if ":" in host else host
+        print(f"LoopGuard lab: http://{shown}:{port}/", flush=True)

@@ -1,0 +1,76 @@
+"""Demo data for `loopguard lab --demo`: the sessions in fixtures/demo/ and an
+admin account `demo` with a fresh API token."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import transaction
+
+from detector.importers import parse_path
+from loopguard_site.accounts.models import ApiToken
+from loopguard_site.accounts.services import api_token_create, api_token_revoke
+from loopguard_site.transcripts.models import RawUpload
+from loopguard_site.transcripts.services import session_create_from_events
+
+DEMO_DIR = settings.BASE_DIR / "fixtures" / "demo"
+DEMO_USERNAME = "demo"
+DEMO_TOKEN_NAME = "demo"
+DEMO_TAG = "demo"
+
+
+@dataclass(frozen=True)
+class DemoResult:
+    loaded: int  # sessions stored by this call
+    present: int  # demo files already stored before
+    token: str  # the demo admin's API token (plaintext, new on every call)
+    password: str  # the demo admin's password (new on every call)
+
+
+def demo_sessions_load(*, uploader, directory: Path = DEMO_DIR) -> tuple[int, int]:
+    """Store each demo file not stored yet (same name and bytes); returns
+    (loaded, already present)."""
+    loaded = present = 0
+    for path in sorted(directory.glob("*.jsonl")):
+        raw = path.read_bytes()
+        if RawUpload.objects.filter(filename=path.name, sha256=hashlib.sha256(raw).hexdigest()).exists():
+            present += 1
+            continue
+        transcript = parse_path(path, "events")
+        session_create_from_events(
+            title=transcript.title or path.stem,
+            model=transcript.model or "",
+            source_format=transcript.format,
+            parser_version=transcript.parser_version,
+            events=transcript.events,
+            raw=raw,
+            filename=path.name,
+            uploader=uploader,
+            tags=[DEMO_TAG],
+        )
+        loaded += 1
+    return loaded, present
+
+
+@transaction.atomic
+def demo_load(*, directory: Path = DEMO_DIR) -> DemoResult:
+    """The demo admin (created, or its password reset), its one live API token
+    (earlier demo tokens revoked) and the demo sessions."""
+    user, _ = get_user_model().objects.get_or_create(
+        username=DEMO_USERNAME, defaults={"is_staff": True, "is_superuser": True}
+    )
+    password = secrets.token_urlsafe(12)
+    user.set_password(password)
+    user.is_staff = user.is_superuser = user.is_active = True
+    user.save()
+    # Only hashes are stored, so an old token cannot be printed again: replace it.
+    for token in ApiToken.objects.filter(user=user, name=DEMO_TOKEN_NAME, revoked__isnull=True):
+        api_token_revoke(token=token)
+    _, plaintext = api_token_create(user=user, name=DEMO_TOKEN_NAME)
+    loaded, present = demo_sessions_load(uploader=user, directory=directory)
+    return DemoResult(loaded=loaded, present=present, token=plaintext, password=password)

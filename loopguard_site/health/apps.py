@@ -1,0 +1,5 @@
+from django.apps import AppConfig
+
+
+class HealthConfig(AppConfig):
+    name = "loopguard_site.health"

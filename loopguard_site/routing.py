@@ -1,0 +1,8 @@
+"""Every WebSocket URL of the lab. An app with consumers adds its
+`websocket_urlpatterns` list here (one import, one entry)."""
+
+from loopguard_site.health.routing import websocket_urlpatterns as health_websockets
+
+websocket_urlpatterns = [
+    *health_websockets,
+]

@@ -1,0 +1,140 @@
+"""LoopGuard lab settings: the one place that reads the environment.
+
+Every variable is listed, with its default, in README.md ("Configuration").
+Two modes follow from REDIS_URL:
+
+- embedded (REDIS_URL unset): SQLite in the data directory, an in-memory
+  channel layer, and Celery on kombu's in-process `memory://` broker, served
+  by a real worker thread that `loopguard lab` starts;
+- full (REDIS_URL set): Redis as Celery broker, result backend and channel
+  layer, workers as separate `celery -A loopguard_site worker` processes,
+  usually with DATABASE_URL pointing at PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+from .env import database_from_url, env_bool, env_int, env_list, env_str, secret_key_from_file
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+DATA_DIR = Path(env_str("LOOPGUARD_DATA_DIR", str(BASE_DIR / ".data"))).expanduser().resolve()
+DATA_DIR.mkdir(parents=True, exist_ok=True)
+
+DEBUG = env_bool("DEBUG", True)
+
+SECRET_KEY = env_str("SECRET_KEY")
+if SECRET_KEY is None:
+    if not DEBUG:
+        raise ImproperlyConfigured("SECRET_KEY is required when DEBUG is false (production)")
+    SECRET_KEY = secret_key_from_file(DATA_DIR / "secret_key")
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+DATABASES = {
+    "default": database_from_url(env_str("DATABASE_URL", f"sqlite:///{DATA_DIR / 'loopguard.sqlite3'}")),
+}
+
+REDIS_URL = env_str("REDIS_URL")
+LOOPGUARD_EMBEDDED = REDIS_URL is None
+if REDIS_URL is not None and not REDIS_URL.startswith(("redis://", "rediss://", "unix://")):
+    raise ImproperlyConfigured(f"REDIS_URL={REDIS_URL!r}: use redis://host:port/db")
+
+# Uploads (import): the largest transcript file or request body accepted.
+LOOPGUARD_UPLOAD_MAX_BYTES = env_int("LOOPGUARD_UPLOAD_MAX_MB", 50, minimum=1) * 1024 * 1024
+DATA_UPLOAD_MAX_MEMORY_SIZE = LOOPGUARD_UPLOAD_MAX_BYTES
+
+# Worker threads of the embedded Celery worker (`loopguard lab` without REDIS_URL).
+LOOPGUARD_EMBEDDED_WORKER_THREADS = env_int("LOOPGUARD_EMBEDDED_WORKER_THREADS", 2, minimum=1)
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "channels",
+    "loopguard_site.apps.LoopGuardSiteConfig",
+    "loopguard_site.accounts",
+    "loopguard_site.health",
+    "loopguard_site.transcripts",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "loopguard_site.urls"
+ASGI_APPLICATION = "loopguard_site.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+LOGIN_URL = "admin:login"
+
+STATIC_URL = "static/"
+STATIC_ROOT = DATA_DIR / "static"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATICFILES_FINDERS = [
+    "django.contrib.staticfiles.finders.FileSystemFinder",
+    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+    "loopguard_site.staticfinders.PlotlyFinder",
+]
+# plotly.min.js ships inside the plotly Python package; served as static/plotly/plotly.min.js.
+PLOTLY_JS_DIR = Path(importlib.util.find_spec("plotly").origin).parent / "package_data"
+
+if LOOPGUARD_EMBEDDED:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    CELERY_BROKER_URL = "memory://"
+    CELERY_RESULT_BACKEND = "cache+memory://"
+    # The memory transport is polled: poll often so a queued task starts at once.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"polling_interval": 0.05}
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}}}
+    CELERY_BROKER_URL = REDIS_URL
+    CELERY_RESULT_BACKEND = REDIS_URL
+
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_RESULT_EXPIRES = 24 * 3600
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False

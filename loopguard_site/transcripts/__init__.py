@@ -1,0 +1,1 @@
+"""Transcripts: stored sessions, their normalised events and raw uploads."""

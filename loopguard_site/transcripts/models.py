@@ -1,0 +1,61 @@
+from django.conf import settings
+from django.db import models
+
+
+class Session(models.Model):
+    """One transcript: an imported file or a live stream."""
+
+    class State(models.TextChoices):
+        STORED = "stored"
+        LIVE = "live"
+        LOOPING = "looping"
+        STOPPED = "stopped"
+        STALLED = "stalled"
+        CLOSED = "closed"
+
+    title = models.CharField(max_length=300)
+    model = models.CharField(max_length=200, blank=True)
+    source_format = models.CharField(max_length=32)
+    parser_version = models.CharField(max_length=32, blank=True)
+    created = models.DateTimeField(auto_now_add=True, db_index=True)
+    uploader = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    tags = models.JSONField(default=list, blank=True)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.STORED, db_index=True)
+    event_count = models.PositiveIntegerField(default=0)
+    profile = models.CharField(max_length=100, blank=True, help_text="detector profile of a live session")
+
+    class Meta:
+        ordering = ["-created", "-id"]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class Event(models.Model):
+    """One event of a session, exactly as event-format.md defines it (`data`),
+    numbered from 1 in stream order."""
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="events")
+    seq = models.PositiveIntegerField()
+    type = models.CharField(max_length=16)
+    data = models.JSONField()
+
+    class Meta:
+        ordering = ["session", "seq"]
+        constraints = [models.UniqueConstraint(fields=["session", "seq"], name="event_unique_session_seq")]
+
+    def __str__(self) -> str:
+        return f"{self.session_id}#{self.seq} {self.type}"
+
+
+class RawUpload(models.Model):
+    """The uploaded file, byte for byte, kept for download and re-import."""
+
+    session = models.OneToOneField(Session, on_delete=models.CASCADE, related_name="raw_upload")
+    filename = models.CharField(max_length=255)
+    content = models.BinaryField()
+    size = models.PositiveBigIntegerField()
+    sha256 = models.CharField(max_length=64, db_index=True)
+
+    def __str__(self) -> str:
+        return self.filename
