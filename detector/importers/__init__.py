@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import loopguard_events
+from . import anthropic_messages, claude_code, cline, codex, gemini_cli, loopguard_events, openai_chat, otel
 from .detect import detect
 from .source import Source, decode
 from .transcript import Transcript, TranscriptError
 
-_PARSER_MODULES = (loopguard_events,)
+_PARSER_MODULES = (loopguard_events, openai_chat, anthropic_messages, claude_code, codex, gemini_cli, cline, otel)
 PARSERS = {module.NAME: module for module in _PARSER_MODULES}
 # every format name event-format.md lists, in its order
 FORMATS = ("events", "openai", "anthropic", "claude-code", "codex", "gemini-cli", "cline", "otel")

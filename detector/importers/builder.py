@@ -8,6 +8,7 @@ session of n events costs O(n) whatever the format.
 from __future__ import annotations
 
 import json
+import math
 from datetime import datetime
 
 from ..events import EventError, validate_event
@@ -29,19 +30,21 @@ class TranscriptBuilder:
         self.meta: dict = {}
         self.skipped: list[tuple[int | None, str]] = []
         self.warnings: list[str] = []
-        self._time: float | None = None
+        self.time: float | None = None  # stamped on events as `t` (seconds since the epoch until `finish`)
+        self.extra: dict = {}  # fields stamped on every event added, e.g. {"isSidechain": True}
 
     def at(self, timestamp: object) -> None:
         """Stamp the following events with `timestamp` (ISO 8601 text or
         seconds / milliseconds since the epoch); unreadable times are ignored."""
-        self._time = epoch_seconds(timestamp)
+        self.time = epoch_seconds(timestamp)
 
     def add(self, kind: str, **fields: object) -> None:
         """Append one event; fields that are None are left out."""
         event = {"type": kind}
         event.update((name, value) for name, value in fields.items() if value is not None)
-        if self._time is not None:
-            event["t"] = self._time
+        if self.time is not None:
+            event["t"] = self.time
+        event.update(self.extra)
         self.events.append(event)
 
     def text(self, kind: str, text: object) -> None:
@@ -102,11 +105,12 @@ def epoch_seconds(timestamp: object) -> float | None:
     if isinstance(timestamp, bool):
         return None
     if isinstance(timestamp, (int, float)):
-        return timestamp / 1000 if timestamp > 1e11 else float(timestamp)
+        seconds = timestamp / 1000 if timestamp > 1e11 else float(timestamp)
+        return seconds if math.isfinite(seconds) else None
     if isinstance(timestamp, str):
         try:
             return datetime.fromisoformat(timestamp).timestamp()
-        except ValueError:
+        except (ValueError, OverflowError, OSError):
             return None
     return None
 
@@ -134,7 +138,9 @@ def output_text(value: object) -> str:
         return value
     if value is None:
         return ""
-    if isinstance(value, list) and all(isinstance(block, dict) and isinstance(block.get("text"), str) for block in value):
+    if isinstance(value, list) and all(
+        isinstance(block, dict) and isinstance(block.get("text"), str) for block in value
+    ):
         return "".join(block["text"] for block in value)
     return json.dumps(value, ensure_ascii=False)
 
@@ -143,3 +149,13 @@ def require_str(value: object) -> str | None:
     """`value` if it is a non-empty string, else None."""
     return value if isinstance(value, str) and value else None
 
+
+def as_dict(value: object) -> dict:
+    """`value` if it is a JSON object, else an empty one: parsers read
+    untrusted records without a type check at every step."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: object) -> list:
+    """`value` if it is a JSON array, else an empty one."""
+    return value if isinstance(value, list) else []

@@ -18,12 +18,32 @@ from .transcript import TranscriptError
 _PROBE_LINES = 50
 SSE_PREFIXES = ("data:", "event:", "id:", "retry:", ":")
 ANTHROPIC_STREAM_TYPES = frozenset(
-    {"message_start", "content_block_start", "content_block_delta", "content_block_stop", "message_delta", "message_stop", "ping", "error"}
+    {
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+        "ping",
+        "error",
+    }
 )
 CODEX_RECORD_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
 CLAUDE_CODE_KEYS = frozenset({"parentUuid", "leafUuid", "isSidechain", "uuid"})
 CLAUDE_CODE_TYPES = frozenset(
-    {"summary", "file-history-snapshot", "queue-operation", "permission-mode", "progress", "attachment", "system", "custom-title", "agent-name", "last-prompt"}
+    {
+        "summary",
+        "file-history-snapshot",
+        "queue-operation",
+        "permission-mode",
+        "progress",
+        "attachment",
+        "system",
+        "custom-title",
+        "agent-name",
+        "last-prompt",
+    }
 )
 GEMINI_MESSAGE_TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
 ANTHROPIC_ONLY_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking"})
@@ -32,15 +52,21 @@ ANTHROPIC_ONLY_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redac
 def classify_record(record: dict) -> str | None:
     """The format one JSON Lines record belongs to, or None."""
     kind = record.get("type")
+    if "resourceSpans" in record or ({"spanContext", "traceId", "context"} & record.keys() and "attributes" in record):
+        return "otel"
     if "choices" in record or str(record.get("object", "")).startswith("chat.completion"):
         return "openai"
     if kind in ANTHROPIC_STREAM_TYPES and "payload" not in record and "content" not in record:
         return "anthropic"
-    if kind in CODEX_RECORD_TYPES and "payload" in record:
+    if (kind in CODEX_RECORD_TYPES and "payload" in record) or "record_type" in record:
         return "codex"
     if ("sessionId" in record and "projectHash" in record) or "$set" in record or kind == "gemini":
         return "gemini-cli"
-    if CLAUDE_CODE_KEYS & record.keys() or kind in CLAUDE_CODE_TYPES or ("message" in record and kind in ("user", "assistant")):
+    if (
+        CLAUDE_CODE_KEYS & record.keys()
+        or kind in CLAUDE_CODE_TYPES
+        or ("message" in record and kind in ("user", "assistant"))
+    ):
         return "claude-code"
     if kind in GEMINI_MESSAGE_TYPES and "content" in record and "text" not in record:
         return "gemini-cli"
@@ -58,7 +84,9 @@ def _classify_messages(messages: list) -> str:
         if message.get("role") == "tool" or "tool_calls" in message or "function_call" in message:
             return "openai"
         content = message.get("content")
-        if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") in ANTHROPIC_ONLY_BLOCKS for b in content):
+        if isinstance(content, list) and any(
+            isinstance(b, dict) and b.get("type") in ANTHROPIC_ONLY_BLOCKS for b in content
+        ):
             return "cline"
     return "openai"
 
@@ -71,15 +99,13 @@ def classify_document(document: object) -> str | None:
             return None
         if any("say" in item or "ask" in item for item in items):
             return "cline"
-        if any(("spanContext" in item or "traceId" in item or "context" in item) and "attributes" in item for item in items):
+        if classify_record(items[0]) == "otel":
             return "otel"
         if any("role" in item for item in items):
             return _classify_messages(items)
         return None
     if not isinstance(document, dict):
         return None
-    if "resourceSpans" in document:
-        return "otel"
     if isinstance(document.get("messages"), list) and ("sessionId" in document or "projectHash" in document):
         return "gemini-cli"
     if document.get("type") == "message" and isinstance(document.get("content"), list):

@@ -40,7 +40,9 @@ def decode(data: bytes, file: str) -> str:
     text = text.removeprefix("\ufeff")
     nul = text.find("\x00")
     if nul >= 0:
-        raise TranscriptError("binary file (NUL byte), not a text transcript", file=file, line=text.count("\n", 0, nul) + 1)
+        raise TranscriptError(
+            "binary file (NUL byte), not a text transcript", file=file, line=text.count("\n", 0, nul) + 1
+        )
     if not text.strip():
         raise TranscriptError("empty file", file=file)
     return text

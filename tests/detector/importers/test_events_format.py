@@ -15,7 +15,11 @@ def jsonl(*events: dict) -> bytes:
 
 
 def test_it_keeps_events_and_their_session_header():
-    data = jsonl({"type": "session", "model": "m1", "meta": {"title": "T"}}, {"type": "turn"}, {"type": "content", "text": "hé", "t": 0.5, "x": 1})
+    data = jsonl(
+        {"type": "session", "model": "m1", "meta": {"title": "T"}},
+        {"type": "turn"},
+        {"type": "content", "text": "hé", "t": 0.5, "x": 1},
+    )
     t = parse_bytes(data, "a.jsonl")
     assert (t.format, t.parser_version, t.model, t.title) == ("events", "events/1", "m1", "T")
     assert t.events == [
@@ -35,11 +39,26 @@ def test_it_adds_a_session_event_when_the_file_has_none():
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        (b'{"type": "content", "text": "a"}\n{"type": "bogus"}\n', "a.jsonl: line 2: field type: unknown event type 'bogus'"),
-        (b'{"type": "content", "text": "a"}\n{"type": "content", "text" "b"}\n', "a.jsonl: line 2: invalid JSON: Expecting ':' delimiter (column 28)"),
-        (b'{"type": "content", "text": "a"}\n{"type": "content", "te', "a.jsonl: line 2: truncated JSON: Unterminated string starting at (column 21)"),
-        (b'{"type": "tool_call", "name": 3}\n', "a.jsonl: line 1: field name: field 'name' of a tool_call event must be a string"),
-        (b'{"type": "turn"}\n{"type": "session"}\n', "a.jsonl: line 2: field type: a session event must be the first event"),
+        (
+            b'{"type": "content", "text": "a"}\n{"type": "bogus"}\n',
+            "a.jsonl: line 2: field type: unknown event type 'bogus'",
+        ),
+        (
+            b'{"type": "content", "text": "a"}\n{"type": "content", "text" "b"}\n',
+            "a.jsonl: line 2: invalid JSON: Expecting ':' delimiter (column 28)",
+        ),
+        (
+            b'{"type": "content", "text": "a"}\n{"type": "content", "te',
+            "a.jsonl: line 2: truncated JSON: Unterminated string starting at (column 21)",
+        ),
+        (
+            b'{"type": "tool_call", "name": 3}\n',
+            "a.jsonl: line 1: field name: field 'name' of a tool_call event must be a string",
+        ),
+        (
+            b'{"type": "turn"}\n{"type": "session"}\n',
+            "a.jsonl: line 2: field type: a session event must be the first event",
+        ),
         (b'{"type": "turn"}\n[1, 2]\n', "a.jsonl: line 2: expected a JSON object, got an array"),
     ],
 )
@@ -67,7 +86,8 @@ def test_convert_exits_2_naming_file_and_line(tmp_path, capsys):
     assert main(["convert", str(path), "--format", "events"]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert captured.err == f"loopguard convert: {path}: line 2: invalid JSON: Expecting property name enclosed in double quotes (column 2)\n"
+    reason = "invalid JSON: Expecting property name enclosed in double quotes (column 2)"
+    assert captured.err == f"loopguard convert: {path}: line 2: {reason}\n"
 
 
 def test_parse_path_reports_a_missing_file(tmp_path):

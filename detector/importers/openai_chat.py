@@ -1,0 +1,203 @@
+"""The `openai` format: OpenAI Chat Completions (and compatible servers).
+
+Accepts a stream of `chat.completion.chunk` records (SSE or one per line),
+a whole chat completion object, or a plain messages array (or a request
+body with `messages`). Only choice 0 is imported; other choices are noted
+in the warnings. Streamed tool calls are assembled from their fragments
+(name and argument pieces joined once, so O(n) in fragments) and emitted
+when complete: when the next index or id starts, at finish, or at the end.
+"""
+
+from __future__ import annotations
+
+from .builder import TranscriptBuilder, as_dict, as_list, output_text, require_str, tool_args
+from .source import Source
+from .stream import is_sse, stream_records
+from .transcript import Transcript, TranscriptError
+
+NAME = "openai"
+VERSION = "openai/1"
+
+
+def parse(source: Source) -> Transcript:
+    builder = TranscriptBuilder(source, NAME, VERSION)
+    document = None
+    if not is_sse(source):
+        try:
+            document = source.json_document()
+        except TranscriptError:
+            if source.text.lstrip().startswith("["):
+                raise
+            # not one JSON value: JSON Lines, read as a stream below
+    if isinstance(document, list):
+        _messages(builder, document, "")
+    elif isinstance(document, dict) and "messages" in document and "choices" not in document:
+        builder.set_model(document.get("model"))
+        _messages(builder, as_list(document.get("messages")), "messages")
+    elif isinstance(document, dict) and any("message" in as_dict(c) for c in as_list(document.get("choices"))):
+        _completion(builder, document)
+    else:
+        _stream(builder, source)
+    if not builder.events:
+        raise source.error("no OpenAI chat completion chunks, completion or messages found; is this the right format?")
+    return builder.finish()
+
+
+def _reasoning_text(message: dict) -> str | None:
+    """Reasoning of a delta or message: `reasoning_content` (DeepSeek, older
+    vLLM) or `reasoning` (OpenRouter, newer vLLM); `reasoning_details` only
+    when neither is there, since OpenRouter sends both with the same text."""
+    text = require_str(message.get("reasoning_content")) or require_str(message.get("reasoning"))
+    if text:
+        return text
+    parts = []
+    for detail in as_list(message.get("reasoning_details")):
+        detail = as_dict(detail)
+        part = require_str(detail.get("text")) or require_str(detail.get("summary"))  # encrypted details are not text
+        if part:
+            parts.append(part)
+    return "".join(parts) or None
+
+
+def _content_text(value: object) -> str | None:
+    """Message content: a string, or a list of parts whose text is joined."""
+    if isinstance(value, list):
+        value = "".join(as_dict(part).get("text", "") for part in value if isinstance(as_dict(part).get("text"), str))
+    return require_str(value)
+
+
+def _add_message_output(builder: TranscriptBuilder, message: dict) -> None:
+    builder.text("reasoning", _reasoning_text(message))
+    builder.text("content", _content_text(message.get("content")))
+    builder.text("content", message.get("refusal"))
+    for call in as_list(message.get("tool_calls")):
+        call = as_dict(call)
+        function = as_dict(call.get("function"))
+        builder.add(
+            "tool_call",
+            name=str(function.get("name") or ""),
+            args=tool_args(function.get("arguments")),
+            id=require_str(call.get("id")),
+        )
+    legacy = as_dict(message.get("function_call"))
+    if legacy:
+        builder.add("tool_call", name=str(legacy.get("name") or ""), args=tool_args(legacy.get("arguments")))
+
+
+def _note_other_choices(builder: TranscriptBuilder, choices: list) -> None:
+    others = sorted({as_dict(c).get("index") for c in choices} - {0, None}, key=str)
+    if others:
+        builder.warn(f"only choice 0 is imported; the input also has choices {others}")
+
+
+def _completion(builder: TranscriptBuilder, completion: dict) -> None:
+    builder.set_model(completion.get("model"))
+    choices = as_list(completion.get("choices"))
+    _note_other_choices(builder, choices)
+    choice = next((as_dict(c) for c in choices if as_dict(c).get("index", 0) == 0), {})
+    builder.add("turn")
+    _add_message_output(builder, as_dict(choice.get("message")))
+    if require_str(choice.get("finish_reason")):
+        builder.add("finish", reason=choice["finish_reason"])
+
+
+def _messages(builder: TranscriptBuilder, messages: list, path: str) -> None:
+    for number, message in enumerate(messages):
+        message = as_dict(message)
+        role = message.get("role")
+        if role == "user":
+            builder.text("user", _content_text(message.get("content")))
+        elif role == "assistant":
+            builder.add("turn")
+            _add_message_output(builder, message)
+        elif role in ("tool", "function"):
+            builder.add(
+                "tool_result", id=require_str(message.get("tool_call_id")), output=output_text(message.get("content"))
+            )
+        else:
+            builder.skip(None, f"{path}[{number}] role {role}")
+
+
+class _ToolCallAssembler:
+    """Fragments of streamed tool calls, by index, until they are complete."""
+
+    def __init__(self, builder: TranscriptBuilder):
+        self.builder = builder
+        self.pending: dict[int, dict] = {}
+
+    def feed(self, fragment: dict) -> None:
+        index = fragment.get("index")
+        index = index if isinstance(index, int) and not isinstance(index, bool) else 0
+        call_id = require_str(fragment.get("id"))
+        current = self.pending.get(index)
+        if current is not None and call_id and current["id"] and call_id != current["id"]:
+            self.flush()  # a server that reuses index 0 for every call
+            current = None
+        if current is None:
+            if any(other > index for other in self.pending):
+                self.flush()
+            else:
+                self.flush(below=index)
+            current = self.pending[index] = {"id": call_id, "name": [], "args": []}
+        function = as_dict(fragment.get("function"))
+        if isinstance(function.get("name"), str):
+            current["name"].append(function["name"])
+        if isinstance(function.get("arguments"), str):
+            current["args"].append(function["arguments"])
+        elif isinstance(function.get("arguments"), dict):
+            current["args"].append(function["arguments"])
+
+    def flush(self, below: int | None = None) -> None:
+        """Emit the pending calls (all, or those with an index below `below`)."""
+        for index in sorted(self.pending):
+            if below is not None and index >= below:
+                continue
+            call = self.pending.pop(index)
+            pieces = call["args"]
+            args = (
+                pieces[0]
+                if len(pieces) == 1 and isinstance(pieces[0], dict)
+                else tool_args("".join(p for p in pieces if isinstance(p, str)))
+            )
+            self.builder.add("tool_call", name="".join(call["name"]), args=args, id=call["id"])
+
+
+def _stream(builder: TranscriptBuilder, source: Source) -> None:
+    tools = _ToolCallAssembler(builder)
+    response_id = object()  # matches no id: the first chunk starts a turn
+    multiple_choices = False
+    for number, chunk in stream_records(source):
+        if "choices" not in chunk:
+            if "error" in chunk:
+                builder.warn(
+                    f"line {number}: error: {output_text(as_dict(chunk['error']).get('message', chunk['error']))}"
+                )
+            else:
+                builder.skip(number, chunk.get("type") or chunk.get("object") or "record without choices")
+            continue
+        builder.set_model(chunk.get("model"))
+        if chunk.get("id") != response_id:
+            tools.flush()
+            response_id = chunk.get("id")
+            builder.add("turn")
+        choices = as_list(chunk.get("choices"))
+        if not multiple_choices and any(as_dict(c).get("index", 0) != 0 for c in choices):
+            multiple_choices = True
+            _note_other_choices(builder, choices)
+        for choice in choices:
+            choice = as_dict(choice)
+            if choice.get("index", 0) != 0:
+                continue
+            delta = as_dict(choice.get("delta"))
+            reasoning = _reasoning_text(delta)
+            content = _content_text(delta.get("content")) or require_str(delta.get("refusal"))
+            if reasoning or content:
+                tools.flush()
+            builder.text("reasoning", reasoning)
+            builder.text("content", content)
+            for fragment in as_list(delta.get("tool_calls")):
+                tools.feed(as_dict(fragment))
+            if require_str(choice.get("finish_reason")):
+                tools.flush()
+                builder.add("finish", reason=choice["finish_reason"])
+    tools.flush()

@@ -1,0 +1,302 @@
+"""The `otel` format: OpenTelemetry spans of LLM calls, as a JSON list of
+spans (the JS / Python SDK exporters' shape), an OTLP JSON document
+(`resourceSpans` / `scopeSpans`), or JSON Lines of either (the collector's
+file exporter).
+
+Spans are ordered by start time. An LLM-call span (GenAI `gen_ai.*`
+attributes, OpenInference `llm.*` / span kind LLM, Vercel AI SDK `ai.*`
+doGenerate / doStream) gives: a turn; user messages at the end of its input
+messages (the prompt of this request); reasoning; output text; tool calls;
+its finish reason. A tool span (`execute_tool`, OpenInference TOOL,
+`ai.toolCall`) gives a tool_result (ok unless the span's status is ERROR),
+preceded by its tool_call when no LLM span reported that call. Other spans
+(agent, chain, the Vercel outer spans that repeat their doStream child) are
+noted as skipped. O(spans x attributes).
+"""
+
+from __future__ import annotations
+
+import json
+
+from .builder import TranscriptBuilder, as_dict, as_list, epoch_seconds, output_text, require_str, tool_args
+from .source import Source, type_name
+from .transcript import Transcript, TranscriptError
+
+NAME = "otel"
+VERSION = "otel/1"
+
+STATUS_ERROR = (2, "STATUS_CODE_ERROR", "ERROR")
+LLM_OPERATIONS_EXCLUDED = ("execute_tool", "embeddings", "create_agent", "invoke_agent")
+VERCEL_CALLS = (
+    "ai.generateText.doGenerate",
+    "ai.streamText.doStream",
+    "ai.generateObject.doGenerate",
+    "ai.streamObject.doStream",
+)
+MODEL_KEYS = ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name", "ai.response.model", "ai.model.id")
+
+
+def parse(source: Source) -> Transcript:
+    builder = TranscriptBuilder(source, NAME, VERSION)
+    try:
+        documents = [(None, source.json_document())]
+    except TranscriptError:
+        if "\n" not in source.text.strip():
+            raise
+        documents = list(source.json_lines())
+    spans = []
+    for line, document in documents:
+        spans.extend(_spans(source, document, line))
+    if not spans:
+        raise source.error("no OpenTelemetry spans found; is this the right format?")
+    spans.sort(key=lambda span: span["start"] if span["start"] is not None else float("-inf"))
+    called: set[str] = set()
+    for span in spans:
+        builder.time = span["start"]
+        if _is_tool(span["attrs"]):
+            _tool_span(builder, span, called)
+        elif _is_llm(span["attrs"]):
+            _llm_span(builder, span["attrs"], called)
+        else:
+            builder.skip(span["line"], f"span {span['name']}")
+    return builder.finish()
+
+
+# ---- reading spans -------------------------------------------------------
+
+
+def _spans(source: Source, document: object, line: int | None) -> list[dict]:
+    """The spans of one document: a span, a list of spans, OTLP resourceSpans."""
+    if isinstance(document, list):
+        return [span for item in document for span in _spans(source, item, line)]
+    if not isinstance(document, dict):
+        raise source.error(f"not OpenTelemetry spans: got {type_name(document)}", line=line)
+    if "resourceSpans" in document or "scopeSpans" in document or "spans" in document:
+        found = []
+        for resource in as_list(document.get("resourceSpans")) or [document]:
+            resource = as_dict(resource)
+            scopes = as_list(resource.get("scopeSpans")) + as_list(resource.get("instrumentationLibrarySpans")) or [
+                resource
+            ]
+            for scope in scopes:
+                found.extend(_span(as_dict(span), line) for span in as_list(as_dict(scope).get("spans")))
+        return found
+    if "attributes" in document or "name" in document:
+        return [_span(document, line)]
+    raise source.error("not an OpenTelemetry span (no 'attributes' or 'name')", line=line)
+
+
+def _span(span: dict, line: int | None) -> dict:
+    attrs = _attributes(span.get("attributes"))
+    for event in as_list(span.get("events")):  # older GenAI conventions put content in span events
+        event = as_dict(event)
+        if str(event.get("name", "")).startswith("gen_ai.content."):
+            for key, value in _attributes(event.get("attributes")).items():
+                attrs.setdefault(key, value)
+    status = as_dict(span.get("status"))
+    return {
+        "name": str(span.get("name")),
+        "line": line,
+        "start": _start_time(span),
+        "attrs": attrs,
+        "error": status.get("code") in STATUS_ERROR or status.get("status_code") in STATUS_ERROR,
+    }
+
+
+def _start_time(span: dict) -> float | None:
+    start = span.get("startTime", span.get("start_time"))
+    if isinstance(start, list) and len(start) == 2 and all(isinstance(part, int) for part in start):
+        return start[0] + start[1] / 1e9  # [seconds, nanoseconds] (JS SDK)
+    nanos = span.get("startTimeUnixNano")
+    if isinstance(nanos, (str, int)) and str(nanos).isdigit():
+        return int(nanos) / 1e9
+    return epoch_seconds(start)
+
+
+def _any_value(value: object) -> object:
+    """An OTLP AnyValue as a plain value."""
+    value = as_dict(value)
+    for key in ("stringValue", "boolValue", "doubleValue", "bytesValue"):
+        if key in value:
+            return value[key]
+    if "intValue" in value:
+        number = value["intValue"]
+        return int(number) if isinstance(number, str) and number.lstrip("-").isdigit() else number
+    if "arrayValue" in value:
+        return [_any_value(item) for item in as_list(as_dict(value["arrayValue"]).get("values"))]
+    if "kvlistValue" in value:
+        return _attributes(as_dict(value["kvlistValue"]).get("values"))
+    return None
+
+
+def _attributes(raw: object) -> dict:
+    """Span attributes as a flat dict, from a dict or an OTLP key/value list."""
+    if isinstance(raw, dict):
+        return dict(raw)
+    return {str(item.get("key")): _any_value(item.get("value")) for item in map(as_dict, as_list(raw))}
+
+
+def _indexed(attrs: dict, prefix: str) -> list[dict]:
+    """Flattened list attributes (`prefix.0.role`, `prefix.0.content`, ...)
+    as a list of dicts keyed by the rest of the name."""
+    groups: dict[int, dict] = {}
+    for key, value in attrs.items():
+        if key.startswith(prefix):
+            index, _, rest = key[len(prefix) :].partition(".")
+            if index.isdigit() and rest:
+                groups.setdefault(int(index), {})[rest] = value
+    return [groups[index] for index in sorted(groups)]
+
+
+def _json(value: object) -> object:
+    """A value that may be JSON text, parsed; None when it is neither."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except (ValueError, RecursionError):
+            return None
+    return value
+
+
+# ---- span kinds ----------------------------------------------------------
+
+
+def _is_tool(attrs: dict) -> bool:
+    return (
+        attrs.get("gen_ai.operation.name") == "execute_tool"
+        or attrs.get("openinference.span.kind") == "TOOL"
+        or attrs.get("ai.operationId") == "ai.toolCall"
+    )
+
+
+def _is_llm(attrs: dict) -> bool:
+    if attrs.get("ai.operationId") is not None:
+        return attrs["ai.operationId"] in VERCEL_CALLS
+    if attrs.get("openinference.span.kind") == "LLM" or "llm.model_name" in attrs:
+        return True
+    gen_ai = any(
+        key in attrs
+        for key in ("gen_ai.system", "gen_ai.provider.name", "gen_ai.request.model", "gen_ai.response.model")
+    )
+    return gen_ai and attrs.get("gen_ai.operation.name") not in LLM_OPERATIONS_EXCLUDED
+
+
+# ---- messages ------------------------------------------------------------
+
+
+def _part_text(content: object) -> str:
+    """Text of message content: a string or a list of parts."""
+    if isinstance(content, str):
+        return content
+    texts = []
+    for part in as_list(content):
+        part = as_dict(part)
+        if part.get("type", "text") == "text":
+            text = part.get("text", part.get("content"))
+            texts.append(text if isinstance(text, str) else "")
+    return "".join(texts)
+
+
+def _input_messages(attrs: dict) -> list[tuple[str, str]]:
+    """(role, text) of the request's input messages, from whichever
+    convention the span follows."""
+    messages = (
+        _json(attrs.get("gen_ai.input.messages"))
+        or _json(attrs.get("gen_ai.prompt"))
+        or _json(attrs.get("ai.prompt.messages"))
+    )
+    if isinstance(_json(attrs.get("ai.prompt")), dict) and not messages:
+        prompt = as_dict(_json(attrs["ai.prompt"]))
+        messages = prompt.get("messages") or [{"role": "user", "content": prompt.get("prompt")}]
+    if isinstance(messages, list):
+        return [
+            (str(as_dict(m).get("role")), _part_text(as_dict(m).get("parts", as_dict(m).get("content"))))
+            for m in messages
+        ]
+    flat = _indexed(attrs, "gen_ai.prompt.")
+    if flat:
+        return [(str(m.get("role")), output_text(m.get("content"))) for m in flat]
+    return [
+        (str(m.get("message.role")), output_text(m.get("message.content", "")))
+        for m in _indexed(attrs, "llm.input_messages.")
+    ]
+
+
+def _output(attrs: dict) -> dict:
+    """reasoning, text, tool_calls [(id, name, args)] and finish of the response."""
+    out = {"reasoning": "", "text": "", "tool_calls": [], "finish": None}
+    messages = _json(attrs.get("gen_ai.output.messages"))
+    if isinstance(messages, list):
+        for message in map(as_dict, messages):
+            out["finish"] = out["finish"] or require_str(message.get("finish_reason"))
+            for part in map(as_dict, as_list(message.get("parts"))):
+                if part.get("type") in ("reasoning", "thinking"):
+                    out["reasoning"] += output_text(part.get("content"))
+                elif part.get("type") == "text":
+                    out["text"] += output_text(part.get("content"))
+                elif part.get("type") == "tool_call":
+                    out["tool_calls"].append((part.get("id"), part.get("name"), part.get("arguments")))
+        return out
+    for completion in _indexed(attrs, "gen_ai.completion."):
+        out["text"] += output_text(completion.get("content", ""))
+        out["finish"] = out["finish"] or require_str(completion.get("finish_reason"))
+        for call in _indexed(completion, "tool_calls."):
+            out["tool_calls"].append((call.get("id"), call.get("name"), call.get("arguments")))
+    for message in _indexed(attrs, "llm.output_messages."):
+        out["text"] += output_text(message.get("message.content", ""))
+        for call in _indexed(message, "message.tool_calls."):
+            name, arguments = call.get("tool_call.function.name"), call.get("tool_call.function.arguments")
+            out["tool_calls"].append((call.get("tool_call.id"), name, arguments))
+    if isinstance(attrs.get("ai.response.reasoning"), str):
+        out["reasoning"] += attrs["ai.response.reasoning"]
+    if isinstance(attrs.get("ai.response.text"), str) and not out["text"]:
+        out["text"] = attrs["ai.response.text"]
+    for call in map(as_dict, as_list(_json(attrs.get("ai.response.toolCalls")))):
+        out["tool_calls"].append((call.get("toolCallId"), call.get("toolName"), call.get("args", call.get("input"))))
+    return out
+
+
+def _finish_reason(attrs: dict, out: dict) -> str | None:
+    reasons = _json(attrs.get("gen_ai.response.finish_reasons"))
+    if isinstance(reasons, list) and reasons and isinstance(reasons[0], str):
+        return reasons[0]
+    return require_str(reasons) or require_str(attrs.get("ai.response.finishReason")) or out["finish"]
+
+
+def _llm_span(builder: TranscriptBuilder, attrs: dict, called: set[str]) -> None:
+    for key in MODEL_KEYS:
+        builder.set_model(attrs.get(key))
+    prompt = []
+    for role, text in reversed(_input_messages(attrs)):
+        if role != "user":
+            break
+        prompt.append(text)
+    for text in reversed(prompt):
+        builder.text("user", text)
+    builder.add("turn")
+    out = _output(attrs)
+    builder.text("reasoning", out["reasoning"])
+    builder.text("content", out["text"])
+    for call_id, name, arguments in out["tool_calls"]:
+        call_id = require_str(call_id)
+        if call_id:
+            called.add(call_id)
+        builder.add("tool_call", name=str(name or ""), args=tool_args(arguments), id=call_id)
+    reason = _finish_reason(attrs, out)
+    if reason:
+        builder.add("finish", reason=reason)
+
+
+def _tool_span(builder: TranscriptBuilder, span: dict, called: set[str]) -> None:
+    attrs = span["attrs"]
+    call_id = (
+        require_str(attrs.get("gen_ai.tool.call.id"))
+        or require_str(attrs.get("ai.toolCall.id"))
+        or require_str(attrs.get("tool_call.id"))
+    )
+    if call_id is None or call_id not in called:
+        name = attrs.get("gen_ai.tool.name") or attrs.get("ai.toolCall.name") or attrs.get("tool.name") or span["name"]
+        arguments = attrs.get("gen_ai.tool.call.arguments", attrs.get("ai.toolCall.args", attrs.get("input.value")))
+        builder.add("tool_call", name=str(name), args=tool_args(arguments), id=call_id)
+    result = attrs.get("gen_ai.tool.call.result", attrs.get("ai.toolCall.result", attrs.get("output.value")))
+    builder.add("tool_result", id=call_id, ok=not span["error"], output=output_text(result))

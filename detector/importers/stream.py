@@ -1,0 +1,62 @@
+"""The records of an API stream, framed either as server-sent events
+(`event:` / `data:` lines, `:` comments, `data: [DONE]`, data spread over
+several `data:` lines) or as one JSON object per line. Both framings give
+the same records; each comes with the line it starts on. O(n) in bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from .detect import SSE_PREFIXES
+from .source import Source
+from .transcript import TranscriptError
+
+
+def is_sse(source: Source) -> bool:
+    """True when the first non-blank line is server-sent-event framing."""
+    return next(source.lines())[1].lstrip().startswith(SSE_PREFIXES)
+
+
+def stream_records(source: Source) -> Iterator[tuple[int, dict]]:
+    """(line, JSON object) of every record of the stream, in order."""
+    if not is_sse(source):
+        yield from source.json_lines()
+        return
+    data: list[str] = []
+    start = 0
+    for number, line in enumerate([*source.text.splitlines(), ""], 1):
+        if not line.strip():  # a blank line ends an event
+            yield from _event_records(source, data, start)
+            data = []
+            continue
+        field, _, value = line.partition(":")
+        if field == "data":
+            if not data:
+                start = number
+            data.append(value.removeprefix(" "))
+        # `event:`, `id:`, `retry:` and `:` comments carry nothing the records lack
+
+
+def _event_records(source: Source, data: list[str], start: int) -> Iterator[tuple[int, dict]]:
+    """The record(s) of one event's `data:` lines. Captures that drop the
+    blank line between events put several JSON objects in one event; when
+    the joined data is not JSON but every line is, each line is a record."""
+    payload = "\n".join(data)
+    if not data or payload.strip() == "[DONE]":
+        return
+    try:
+        record = source.json_object(payload, start)
+    except TranscriptError as joined_error:
+        lines = [
+            (start + offset, line) for offset, line in enumerate(data) if line.strip() and line.strip() != "[DONE]"
+        ]
+        try:
+            records = [(number, source.json_object(line, number)) for number, line in lines]
+        except TranscriptError:
+            raise joined_error from None
+        if len(records) < 2:
+            raise
+        yield from records
+        return
+    yield start, record
