@@ -6,8 +6,9 @@ Adding a detector: write its module, then add its class here.
 from __future__ import annotations
 
 from .base import Detector
+from .content_chanting import ContentChanting
 from .reasoning_checkpoint import ReasoningCheckpoint
 
-DETECTOR_CLASSES: tuple[type[Detector], ...] = (ReasoningCheckpoint,)
+DETECTOR_CLASSES: tuple[type[Detector], ...] = (ContentChanting, ReasoningCheckpoint)
 
 DETECTORS: dict[str, type[Detector]] = {cls.name: cls for cls in DETECTOR_CLASSES}
