@@ -8,7 +8,8 @@ from __future__ import annotations
 from .base import Detector
 from .content_chanting import ContentChanting
 from .reasoning_checkpoint import ReasoningCheckpoint
+from .text_loop import TextLoopDetector
 
-DETECTOR_CLASSES: tuple[type[Detector], ...] = (ContentChanting, ReasoningCheckpoint)
+DETECTOR_CLASSES: tuple[type[Detector], ...] = (ContentChanting, ReasoningCheckpoint, TextLoopDetector)
 
 DETECTORS: dict[str, type[Detector]] = {cls.name: cls for cls in DETECTOR_CLASSES}

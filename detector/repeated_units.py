@@ -1,0 +1,130 @@
+"""Short-unit loops at the character level: "思考思考思考…", "hahaha…",
+"对，对，对，", "one by one by one by", ",000,000,000" — a unit of up to
+`unit_max_chars` characters repeated back to back, with or without any
+sentence or line boundary (the case seed 000's type 3 regular expression
+targets, here checked continuously instead of once at 2,000 characters).
+
+Every `unit_check_every` characters of the channel the finder looks at a
+bounded tail window and asks whether the tail is periodic: the last few
+characters are searched backwards (`str.rfind`, C speed) to propose the
+smallest candidate period, and one slice comparison checks the whole
+required region. A unit must cover `unit_region_chars` characters and
+repeat `unit_min_copies` times and hold `unit_region_letters` letters; a unit
+of one character or without any letter (digits, spaces,
+punctuation, box drawing: table rules, ASCII art, zero arrays, padding)
+must cover `symbol_region_chars`, since such runs are common in legitimate
+output. Once fired, the finder stays quiet while the tail keeps the same
+period, and may fire again after the run breaks.
+
+Cost: O(1) per chunk (an append) except at a check, which costs
+O(window) in C plus a few Python steps, once per `unit_check_every`
+characters. Memory: the window, a few hundred characters.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .repeated_region import RepeatedRegion
+
+LETTER = re.compile(r"[^\W\d_]")
+KEY_CHARS = 8  # tail characters searched backwards to propose a period
+
+
+class ShortUnitFinder:
+    """Character-level periodic-tail check over one channel's stream."""
+
+    __slots__ = ("params", "window_chars", "_window", "_pending", "_since_check", "_active_period")
+
+    def __init__(self, params) -> None:
+        self.params = params
+        most_copies = max(params.unit_min_copies, params.unit_region_letters)
+        longest = max(params.unit_max_chars * most_copies, params.unit_region_chars, params.symbol_region_chars)
+        # The whole run must still be in the window when it is first found.
+        self.window_chars = longest + params.unit_check_every + 2 * params.unit_max_chars
+        self.reset()
+
+    def reset(self) -> None:
+        self._window = ""
+        self._pending: list[str] = []
+        self._since_check = 0
+        self._active_period = 0
+
+    @property
+    def active(self) -> bool:
+        return bool(self._active_period)
+
+    @property
+    def chars_to_check(self) -> int:
+        """Characters until the next check."""
+        return self.params.unit_check_every - self._since_check
+
+    def feed(self, text: str, offset: int) -> tuple[RepeatedRegion, ...]:
+        """Append `text` (starting at channel `offset`, at most `chars_to_check`
+        characters); check when it reaches the next check position."""
+        self._pending.append(text)
+        self._since_check += len(text)
+        if self._since_check < self.params.unit_check_every:
+            return ()
+        self._since_check = 0
+        region = self._check(offset + len(text))
+        return () if region is None else (region,)
+
+    def _required_chars(self, unit: str) -> int:
+        """Characters a run of `unit` must cover to be a loop."""
+        params = self.params
+        letters = len(LETTER.findall(unit))
+        if letters == 0 or len(unit) == 1:
+            return max(params.symbol_region_chars, params.unit_min_copies * len(unit))
+        copies = max(
+            params.unit_min_copies,
+            -(-params.unit_region_chars // len(unit)),
+            -(-params.unit_region_letters // letters),
+        )
+        return copies * len(unit)
+
+    def _check(self, position: int) -> RepeatedRegion | None:
+        window = (self._window + "".join(self._pending))[-self.window_chars :]
+        self._window = window
+        self._pending = []
+        size = len(window)
+        every = self.params.unit_check_every
+        if self._active_period:
+            p = self._active_period
+            # Still the same loop when the text since the last check continues the period.
+            if size >= every + p and window[-every:] == window[-every - p : -p]:
+                return None
+            self._active_period = 0
+        if size < 2 * KEY_CHARS:
+            return None
+        key = window[-KEY_CHARS:]
+        end = size - 1
+        while True:
+            found = window.rfind(key, 0, end)
+            if found < 0:
+                return None
+            p = size - KEY_CHARS - found
+            if p > self.params.unit_max_chars:
+                return None
+            need = self._required_chars(window[-p:])
+            if need <= size and window[size - need + p :] == window[size - need : size - p]:
+                return self._region(window, position, p)
+            end = found + KEY_CHARS - 1
+
+    def _region(self, window: str, position: int, p: int) -> RepeatedRegion:
+        """The whole run of period `p` ending at the window's end."""
+        start = len(window) - p
+        while start >= p and window[start - p : start] == window[start : start + p]:
+            start -= p
+        while start > 0 and window[start - 1] == window[start - 1 + p]:
+            start -= 1
+        self._active_period = p
+        base = position - len(window)
+        return RepeatedRegion(
+            kind="short_unit",
+            start=base + start,
+            end=position,
+            at=position,
+            unit=window[start : start + p],
+            repeats=(len(window) - start) // p,
+        )

@@ -1,0 +1,217 @@
+"""Sentence, line and paragraph loops: a sequence of text blocks that
+repeats, with or without newlines, including copies whose numbers climb
+("1. x 2. x", "Episode 5:", "In 11-ball …"), table rows, bullets, code and
+YAML — seed 000's types 1 and 2, checked at every block boundary instead of
+at two checkpoints.
+
+Blocks: the stream is cut after a newline, after `. ! ? ; : ,` followed by
+whitespace, and after the CJK marks `。！？；，、：`; a list number such as
+"12." does not end a block by itself. A line with no such mark is cut at the
+first whitespace after `block_weak_cut_chars` characters (so hashtag walls
+and comma-free word lists still form blocks) and hard-cut at
+`block_max_chars`. A block's key is its text without surrounding
+whitespace; when the block contains a letter, its digit runs become "0"
+(counters). Blocks whose key is empty join the next block. Keys go through
+the one generic period finder (`PeriodTracker`).
+
+Threshold by the size of one copy: a run of period p blocks, one copy
+`span` characters long, fires once it holds `block_min_copies` copies and
+covers `block_region_chars` characters (`symbol_region_chars` when the copy
+has no letter: table rules, ASCII art). So a 300-character paragraph fires
+at its third copy while "Wait," would need forty. Once fired the finder
+stays quiet while the same run grows; a broken run re-arms it.
+
+Cost: a chunk without a boundary is an append and one regular-expression
+search; a boundary costs O(block) to build the key plus O(block_max_period)
+for the period finder. Memory: the current block (at most `block_max_chars`)
+and a ring of recent blocks (bounded by the parameters).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from dataclasses import dataclass
+
+from .period import PeriodTracker
+from .repeated_region import RepeatedRegion
+from .repeated_units import LETTER
+
+# A newline, ASCII sentence/clause punctuation followed by whitespace, or a CJK mark.
+STRONG_BOUNDARY = re.compile(r"\n|[.!?;:,](?=\s)|[。！？；，、：]")
+ASCII_MARKS = frozenset(".!?;:,")
+WHITESPACE = re.compile(r"\s")
+DIGITS = re.compile(r"\d+")
+LIST_NUMBER = re.compile(r"\s*(?:\d+|[a-zA-Z]|[ivxIVX]+)\.")
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    start: int  # channel offset where the block's raw text begins
+    raw: str  # the exact text, leading whitespace included
+    lead: int  # leading whitespace characters in `raw`
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.raw)
+
+
+class BlockCycleFinder:
+    """Block-level periodic-run check over one channel's stream."""
+
+    __slots__ = ("params", "_tracker", "_ring", "_pending", "_pending_len", "_block_start", "_last_char", "_active")
+
+    def __init__(self, params) -> None:
+        self.params = params
+        self._tracker = PeriodTracker(params.block_max_period, 2)
+        self.reset()
+
+    def reset(self) -> None:
+        params = self.params
+        self._tracker.reset()
+        # Enough blocks for the longest run that can be needed to fire.
+        longest = max(
+            params.block_max_period * max(params.block_min_copies, params.counter_min_copies),
+            params.symbol_region_chars,
+            params.block_region_chars,
+        )
+        self._ring: deque[Block] = deque(maxlen=longest + 1)
+        self._pending: list[str] = []
+        self._pending_len = 0
+        self._block_start = 0
+        self._last_char = ""
+        self._active = 0  # period (in blocks) of the run already reported
+
+    @property
+    def active(self) -> bool:
+        return bool(self._active)
+
+    def feed(self, text: str, offset: int) -> list[RepeatedRegion]:
+        """Append `text` (which starts at channel `offset`); evaluate every block it completes."""
+        if (
+            STRONG_BOUNDARY.search(text) is None
+            and not (self._last_char in ASCII_MARKS and text[:1].isspace())
+            and self._pending_len + len(text) < self.params.block_weak_cut_chars
+        ):
+            self._pending.append(text)
+            self._pending_len += len(text)
+            self._last_char = text[-1:] or self._last_char
+            return []
+        return self._feed_slow(text, offset)
+
+    def _feed_slow(self, text: str, offset: int) -> list[RepeatedRegion]:
+        found = []
+        i = 0
+        params = self.params
+        if self._last_char in ASCII_MARKS and text[:1].isspace():
+            # Punctuation that ended the previous chunk is a boundary: this whitespace confirms it.
+            region = self._end_block(offset, confirmed_at=offset + 1)
+            if region is not None:
+                found.append(region)
+        while i < len(text):
+            match = STRONG_BOUNDARY.search(text, i)
+            cut = match.end() if match else len(text) + 1
+            confirmed = cut + (1 if match and match.group() in ASCII_MARKS else 0)
+            room = params.block_max_chars - self._pending_len
+            if self._pending_len + (cut - i) >= params.block_weak_cut_chars:
+                weak_from = max(i, i + params.block_weak_cut_chars - self._pending_len)
+                space = WHITESPACE.search(text, weak_from, min(cut, len(text)))
+                if space is not None and space.start() < cut:
+                    cut = confirmed = space.start()
+                    confirmed += 1
+            if cut - i > room:
+                cut = confirmed = i + room
+            if cut > len(text):
+                self._pending.append(text[i:])
+                self._pending_len += len(text) - i
+                break
+            self._pending.append(text[i:cut])
+            self._pending_len += cut - i
+            i = cut
+            region = self._end_block(offset + cut, confirmed_at=offset + confirmed)
+            if region is not None:
+                found.append(region)
+        self._last_char = text[-1:] or self._last_char
+        return found
+
+    def _end_block(self, end: int, confirmed_at: int) -> RepeatedRegion | None:
+        raw = "".join(self._pending)
+        stripped = raw.strip()
+        if not stripped:
+            # Whitespace joins the next block as its lead; keep a bounded tail of it.
+            cap = self.params.block_max_chars
+            if len(raw) > cap:
+                self._block_start += len(raw) - cap
+                raw = raw[-cap:]
+            self._pending = [raw]
+            self._pending_len = 0
+            return None
+        if LIST_NUMBER.fullmatch(raw):
+            return None  # a list number ("12.") joins the block it numbers
+        start = self._block_start
+        self._pending = []
+        self._pending_len = 0
+        self._block_start = end
+        key = DIGITS.sub("0", stripped) if LETTER.search(stripped) else stripped
+        self._tracker.push(hash(key))
+        self._ring.append(Block(start, raw, len(raw) - len(raw.lstrip())))
+        return self._evaluate(confirmed_at)
+
+    def _evaluate(self, at: int) -> RepeatedRegion | None:
+        tracker, ring, params = self._tracker, self._ring, self.params
+        if self._active:
+            if tracker.run_length(self._active):
+                return None  # the reported run goes on
+            self._active = 0
+        last = ring[-1]
+        for p in range(1, min(params.block_max_period, tracker.count // 2) + 1):
+            length = tracker.run_length(p)
+            if length < p * params.block_min_copies:
+                continue
+            first_of_copy = ring[-p]
+            span = last.end - first_of_copy.start - first_of_copy.lead
+            blocks = list(ring)
+            copy_text = "".join(block.raw for block in blocks[-p:])
+            region_chars = params.block_region_chars if LETTER.search(copy_text) else params.symbol_region_chars
+            needed = max(p * params.block_min_copies, -(-region_chars * p // max(span, 1)))
+            if length < needed:
+                continue
+            texts = [block.raw.strip() for block in blocks[-needed:]]
+            if any(texts[j] != texts[j - p] for j in range(p, needed)):
+                # Copies differ in their numbers: a counter, weaker evidence than
+                # an exact copy; the numbers must step evenly from copy to copy.
+                needed = max(needed, p * params.counter_min_copies)
+                if length < needed or needed > len(blocks) or not _numbers_step_evenly(blocks[-needed:], p):
+                    continue
+                return self._region(blocks[-needed:], p, at, "counter_cycle")
+            return self._region(blocks[-needed:], p, at, "block_cycle")
+        return None
+
+    def _region(self, blocks: list[Block], p: int, at: int, kind: str) -> RepeatedRegion:
+        first = blocks[0]
+        after = blocks[p]
+        unit = first.raw[first.lead :] + "".join(block.raw for block in blocks[1:p]) + after.raw[: after.lead]
+        self._active = p
+        return RepeatedRegion(
+            kind=kind,
+            start=first.start + first.lead,
+            end=blocks[-1].end,
+            at=at,
+            unit=unit,
+            repeats=len(blocks) // p,
+            blocks=p,
+        )
+
+
+def _numbers_step_evenly(blocks: list[Block], p: int) -> bool:
+    """Each number of a copy minus the same number one copy before is the same
+    step all along the run (0 for a number that stays): "Episode 4, 5, 6",
+    not the changing figures of a long division or a data table."""
+    numbers = [[int(n) for n in DIGITS.findall(block.raw)] for block in blocks]
+    for j in range(2 * p, len(blocks)):
+        now, before, earlier = numbers[j], numbers[j - p], numbers[j - 2 * p]
+        if len(now) != len(before) or len(before) != len(earlier):
+            return False
+        if any(a - b != b - c for a, b, c in zip(now, before, earlier, strict=True)):
+            return False
+    return True

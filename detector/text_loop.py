@@ -1,0 +1,130 @@
+"""The default profile's text-loop detector: continuous detection on both
+`reasoning` and `content`, from the first characters, at any length.
+
+Two finders run side by side on each channel:
+
+- `repeated_units.ShortUnitFinder` (type `short_unit`): a unit of up to
+  `unit_max_chars` characters repeated back to back ("思考思考思考",
+  "hahaha", "对，对，"), checked every `unit_check_every` characters;
+- `text_blocks.BlockCycleFinder` (types `block_cycle`, `counter_cycle`):
+  sentence, clause, line and paragraph cycles, numbered and counted copies,
+  table rows, bullets, code and YAML, checked at every block boundary.
+
+Both implement LoopGuard's own reading of seed 000 (types 3, 1 and 2) and
+beat it: no checkpoints, thresholds that fall as the unit grows (a
+300-character paragraph is a loop at its third copy; "Wait," twice is not),
+and letter-free units (table rules, ASCII art, digits) held to a longer
+region. A loop is reported once, by whichever finder sees it first; the
+other finder stays quiet while that region goes on. A loop does not span a
+turn: a `turn` event resets both channels (offsets keep counting).
+
+Cost per event: O(chunk) plus, at a block boundary, O(block +
+block_max_period), and at a unit check O(window); memory per channel is
+bounded by the parameters (a few KB), whatever the stream length.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .base import Detector, StreamContext
+from .detection import Detection
+from .events import TEXT_CHANNELS
+from .params import action_param, param
+from .repeated_region import RepeatedRegion
+from .repeated_units import ShortUnitFinder
+from .text_blocks import BlockCycleFinder
+
+
+@dataclass(frozen=True)
+class TextLoopParams:
+    unit_max_chars: int = param(32, low=8, high=64, step=4, doc="longest unit the character-level check looks for")
+    unit_min_copies: int = param(4, low=3, high=10, step=1, doc="copies a short unit needs at least")
+    unit_region_chars: int = param(
+        40, low=16, high=160, step=8, doc="characters a short-unit run must cover (units with a letter)"
+    )
+    unit_region_letters: int = param(
+        20, low=4, high=80, step=4, doc="letters a short-unit run must hold (so `n` × `n` × … is not a loop)"
+    )
+    unit_check_every: int = param(32, low=8, high=128, step=8, doc="characters between two character-level checks")
+    block_max_period: int = param(50, low=8, high=100, step=2, doc="longest cycle, in blocks, the block check finds")
+    block_min_copies: int = param(3, low=2, high=8, step=1, doc="copies a block cycle needs at least")
+    counter_min_copies: int = param(
+        5, low=3, high=10, step=1, doc="copies a cycle whose numbers count up needs at least"
+    )
+    block_region_chars: int = param(
+        200, low=40, high=800, step=20, doc="characters a block cycle must cover (copies with a letter)"
+    )
+    symbol_region_chars: int = param(
+        120, low=40, high=600, step=20, doc="characters a run must cover when its unit has no letter"
+    )
+    block_weak_cut_chars: int = param(
+        80, low=24, high=400, step=8, doc="a block without punctuation ends at the first space after this many"
+    )
+    block_max_chars: int = param(400, low=100, high=2000, step=50, doc="a block is cut here whatever its content")
+    action: str = action_param("stop")
+
+
+class _ChannelFinders:
+    __slots__ = ("units", "blocks")
+
+    def __init__(self, params: TextLoopParams) -> None:
+        self.units = ShortUnitFinder(params)
+        self.blocks = BlockCycleFinder(params)
+
+    def reset(self) -> None:
+        self.units.reset()
+        self.blocks.reset()
+
+
+class TextLoopDetector(Detector):
+    """Short-unit and block-cycle loops on `reasoning` and `content`."""
+
+    name = "text_loop"
+    Params = TextLoopParams
+    builtin = {"default": {}}
+
+    def __init__(self, params: TextLoopParams | None = None):
+        super().__init__(params)
+        self._channels = {channel: _ChannelFinders(self.params) for channel in TEXT_CHANNELS}
+
+    def feed(self, event: dict, ctx: StreamContext) -> list[Detection]:
+        kind = event["type"]
+        finders = self._channels.get(kind)
+        if finders is None:
+            if kind == "turn":
+                for each in self._channels.values():
+                    each.reset()
+            return []
+        text = event["text"]
+        if not text:
+            return []
+        offset = ctx.offsets[kind]
+        units, blocks = finders.units, finders.blocks
+        found: list[RepeatedRegion] = []
+        # Feed in pieces that end at the unit checks, so both finders see the
+        # text in position order whatever the chunking (split invariance):
+        # a finder already inside a reported loop silences the other.
+        while text:
+            piece, text = text[: units.chars_to_check], text[units.chars_to_check :]
+            units_busy = units.active
+            found += [r for r in blocks.feed(piece, offset) if not units_busy]
+            found += [r for r in units.feed(piece, offset) if not blocks.active]
+            offset += len(piece)
+        return [self._detection(region, kind, ctx.turn) for region in found]
+
+    def _detection(self, region: RepeatedRegion, channel: str, turn: int) -> Detection:
+        return Detection(
+            detector=self.name,
+            type=region.kind,
+            channel=channel,
+            start=region.start,
+            end=region.end,
+            at=region.at,
+            unit=region.unit,
+            period=region.period,
+            repeats=region.repeats,
+            action=self.params.action,
+            message=region.describe(),
+            turn=turn,
+        )
