@@ -13,10 +13,10 @@ from itertools import islice
 
 from ..events import EVENT_TYPES
 from .source import Source
+from .stream import is_sse, stream_records
 from .transcript import TranscriptError
 
 _PROBE_LINES = 50
-SSE_PREFIXES = ("data:", "event:", "id:", "retry:", ":")
 ANTHROPIC_STREAM_TYPES = frozenset(
     {
         "message_start",
@@ -51,7 +51,7 @@ ANTHROPIC_ONLY_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redac
 
 def classify_record(record: dict) -> str | None:
     """The format one JSON Lines record belongs to, or None."""
-    kind = record.get("type")
+    kind = record.get("type") if isinstance(record.get("type"), str) else None
     if "resourceSpans" in record or ({"spanContext", "traceId", "context"} & record.keys() and "attributes" in record):
         return "otel"
     if "choices" in record or str(record.get("object", "")).startswith("chat.completion"):
@@ -116,17 +116,13 @@ def classify_document(document: object) -> str | None:
 
 
 def _classify_sse(source: Source) -> str | None:
-    for _, line in islice(source.lines(), _PROBE_LINES):
-        if not line.startswith("data:"):
-            continue
-        try:
-            payload = json.loads(line[5:])
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(payload, dict):
-            found = classify_record(payload)
+    try:
+        for _, record in islice(stream_records(source), _PROBE_LINES):
+            found = classify_record(record)
             if found in ("openai", "anthropic"):
                 return found
+    except TranscriptError:
+        return None
     return None
 
 
@@ -145,7 +141,7 @@ def detect(source: Source, tried: tuple[str, ...]) -> str:
     """The format name of `source`, or a `TranscriptError` listing `tried`."""
     first = next(source.lines())[1].lstrip()
     found = None
-    if first.startswith(SSE_PREFIXES):
+    if is_sse(source):
         found = _classify_sse(source)
     elif first.startswith(("{", "[")):
         try:

@@ -69,7 +69,7 @@ def _replay(builder: TranscriptBuilder, source: Source) -> list[tuple[int, dict]
                 upsert(number, message)
         elif "$rewindTo" in record:
             target = record["$rewindTo"]
-            if target in messages:
+            if isinstance(target, str) and target in messages:
                 ids = list(messages)
                 for message_id in ids[ids.index(target) :]:
                     del messages[message_id]

@@ -85,7 +85,7 @@ def _add_message_output(builder: TranscriptBuilder, message: dict) -> None:
 
 
 def _note_other_choices(builder: TranscriptBuilder, choices: list) -> None:
-    others = sorted({as_dict(c).get("index") for c in choices} - {0, None}, key=str)
+    others = sorted({str(as_dict(c).get("index")) for c in choices if as_dict(c).get("index", 0) != 0})
     if others:
         builder.warn(f"only choice 0 is imported; the input also has choices {others}")
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .detect import SSE_PREFIXES
 from .source import Source
 from .transcript import TranscriptError
+
+SSE_PREFIXES = ("data:", "event:", "id:", "retry:", ":")
 
 
 def is_sse(source: Source) -> bool:
