@@ -53,3 +53,8 @@ class Detector:
 
     def feed(self, event: dict, ctx: StreamContext) -> list[Detection]:
         raise NotImplementedError
+
+    def tick(self, t: float, ctx: StreamContext) -> list[Detection]:
+        """Time `t` has come with no event (a live stream gone silent); most
+        detectors only look at events."""
+        return []

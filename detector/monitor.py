@@ -59,6 +59,17 @@ class Monitor:
             self.stopped = True
         return found
 
+    def tick(self, t: float) -> list[Detection]:
+        """Detections for silence: time `t` (seconds since the session
+        started, on the events' `t` scale) has come and no event with it.
+        The live server calls this while a stream is quiet."""
+        found: list[Detection] = []
+        for detector in self.detectors:
+            found.extend(detector.tick(t, self.ctx))
+        if any(d.action == "stop" for d in found):
+            self.stopped = True
+        return found
+
     def take_checkpoints(self) -> list[Checkpoint]:
         """Checkpoint evaluations recorded since the last call."""
         taken, self.ctx.checkpoints = self.ctx.checkpoints, []

@@ -5,11 +5,22 @@ Adding a detector: write its module, then add its class here.
 
 from __future__ import annotations
 
+from .backoff import BackoffAdvice
 from .base import Detector
 from .content_chanting import ContentChanting
+from .health import StreamHealth
 from .reasoning_checkpoint import ReasoningCheckpoint
+from .repeated_failure import RepeatedFailure
 from .text_loop import TextLoopDetector
+from .tool_dedup import ToolDedup
+from .tool_intent import ToolIntent
+from .tool_outcomes import ToolOutcomes
+from .tool_repetition import ToolRepetition
+from .truncation import Truncation
 
 DETECTOR_CLASSES: tuple[type[Detector], ...] = (ContentChanting, ReasoningCheckpoint, TextLoopDetector)
+# Agent-loop detectors (seeds 001-004).
+DETECTOR_CLASSES += (ToolRepetition, ToolOutcomes, Truncation, ToolIntent)
+DETECTOR_CLASSES += (ToolDedup, RepeatedFailure, BackoffAdvice, StreamHealth)
 
 DETECTORS: dict[str, type[Detector]] = {cls.name: cls for cls in DETECTOR_CLASSES}

@@ -1,0 +1,215 @@
+"""What every tool-call detector shares, written once: the canonical call key,
+the per-tool allowlist, the pairing of results with their calls, and the
+constructor of `tools`-channel detections.
+
+A call key is the tool name plus its arguments as canonical JSON (keys
+sorted, no whitespace), with configured fields (timestamps, request ids)
+dropped at any depth, so `{"b": 1, "a": 2}` and `{ "a":2,"b":1 }` are the
+same call. Keys are compared by a 64-bit digest; only a short display text is
+kept, so a detector remembering 100 keys holds a few kilobytes.
+
+Cost: a key is O(size of the arguments) to build; pairing a result is O(1)
+by order and O(pending) by id, with at most `PENDING_LIMIT` calls pending.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from .base import StreamContext
+from .detection import Detection
+from .params import param
+from .tool_messages import message_for
+
+UNIT_CHARS = 160
+PENDING_LIMIT = 100
+
+DEFAULT_IGNORED_FIELDS = ["timestamp", "request_id", "trace_id"]
+# Tools that legitimately repeat the same call: polling and waiting, and the
+# debugger's stepping commands, whose result changes although the call does not.
+DEFAULT_ALLOWLIST = [
+    "*poll*",
+    "wait",
+    "wait_*",
+    "*_wait",
+    "sleep",
+    "next",
+    "step",
+    "step_*",
+    "*_next",
+    "*_step",
+    "continue",
+]
+
+
+@dataclass(frozen=True)
+class ToolKeyParams:
+    """The parameters every tool-call detector takes; detectors' `Params` extend it."""
+
+    ignored_fields: list = param(
+        DEFAULT_IGNORED_FIELDS, tune=False, doc="argument fields (at any depth) left out of the call key"
+    )
+    allowlist: list = param(
+        DEFAULT_ALLOWLIST, tune=False, doc="tool-name globs exempt from repetition rules (polling, debugger steps)"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class CallKey:
+    """A tool call's identity: `digest` compares, `text` is what detections show."""
+
+    name: str
+    digest: str
+    text: str
+
+
+def _without(value: Any, ignored: frozenset) -> Any:
+    if isinstance(value, dict):
+        return {k: _without(v, ignored) for k, v in value.items() if k not in ignored}
+    if isinstance(value, list):
+        return [_without(v, ignored) for v in value]
+    return value
+
+
+def canonical_args(args: Any, ignored_fields: frozenset = frozenset()) -> str:
+    """Arguments as canonical JSON: key order and whitespace do not matter.
+
+    >>> canonical_args({"b": 1, "a": {"y": 2, "ts": 5}}, frozenset({"ts"}))
+    '{"a":{"y":2},"b":1}'
+    """
+    return json.dumps(
+        _without(args, ignored_fields), sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+    )
+
+
+def digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+def call_key(event: dict, ignored_fields: frozenset = frozenset()) -> CallKey:
+    """The key of a `tool_call` event.
+
+    >>> a = call_key({"type": "tool_call", "name": "ls", "args": {"path": ".", "all": True}})
+    >>> b = call_key({"type": "tool_call", "name": "ls", "args": {"all": True, "path": "."}})
+    >>> a == b, a.text
+    (True, 'ls({"all":true,"path":"."})')
+    """
+    name = event["name"]
+    args = canonical_args(event.get("args") or {}, ignored_fields)
+    text = f"{name}({args})"
+    if len(text) > UNIT_CHARS:
+        text = text[: UNIT_CHARS - 1] + "…"
+    return CallKey(name, digest(name + "\x00" + args), text)
+
+
+def result_digest(event: dict) -> str:
+    """What a `tool_result` returned, as a digest: success flag and output."""
+    return digest(f"{event.get('ok')}\x00{event.get('output') or ''}")
+
+
+def failed(event: dict) -> bool:
+    """A result counts as failed only when it says so (`ok` is false)."""
+    return event.get("ok") is False
+
+
+def allowlisted(name: str, globs: list) -> bool:
+    return any(fnmatch.fnmatchcase(name, glob) for glob in globs)
+
+
+class PendingCalls:
+    """Calls waiting for their result. A `tool_result` with an `id` goes to
+    the call with that id; one without goes to the oldest pending call.
+    Holds at most `PENDING_LIMIT` calls (the oldest are forgotten)."""
+
+    __slots__ = ("_calls",)
+
+    def __init__(self) -> None:
+        self._calls: OrderedDict[int, tuple[CallKey, str | None]] = OrderedDict()
+
+    def add(self, index: int, key: CallKey, call_id: str | None) -> None:
+        self._calls[index] = (key, call_id)
+        if len(self._calls) > PENDING_LIMIT:
+            self._calls.popitem(last=False)
+
+    def take(self, result: dict) -> tuple[int, CallKey] | None:
+        """The (index, key) of the call `result` answers, removed from the pending set."""
+        if not self._calls:
+            return None
+        result_id = result.get("id")
+        if result_id is not None:
+            for index, (key, call_id) in self._calls.items():
+                if call_id == result_id:
+                    del self._calls[index]
+                    return index, key
+            if any(call_id is not None for _, call_id in self._calls.values()):
+                return None  # answers a call no longer pending
+        index, (key, _) = self._calls.popitem(last=False)
+        return index, key
+
+    def clear(self) -> None:
+        self._calls.clear()
+
+
+def calls_read(event: dict | None, ctx: StreamContext) -> int:
+    """`at` for the tools channel: tool calls read once this event (None: a
+    clock tick with no event) is taken in."""
+    return ctx.tool_calls + (1 if event is not None and event["type"] == "tool_call" else 0)
+
+
+def tools_detection(
+    detector: str,
+    kind: str,
+    event: dict | None,
+    ctx: StreamContext,
+    *,
+    start: int,
+    end: int,
+    unit: str,
+    period: int,
+    repeats: int,
+    action: str,
+    extra: dict | None = None,
+    channel: str = "tools",
+) -> Detection:
+    """A detection on the tools (or session) channel, `at` and the message filled in."""
+    return Detection(
+        detector=detector,
+        type=kind,
+        channel=channel,
+        start=start,
+        end=end,
+        at=calls_read(event, ctx),
+        unit=unit,
+        period=period,
+        repeats=repeats,
+        action=action,
+        message=message_for(kind, unit=unit, repeats=repeats, period=period, **(extra or {})),
+        turn=ctx.turn,
+        extra=extra or {},
+    )
+
+
+class ErrorStreak:
+    """Consecutive failed tool results: a failure adds one, a success
+    (`ok: true`) ends the streak, a result that does not say leaves it.
+    `start` is the tool calls read at the streak's first failure."""
+
+    __slots__ = ("count", "start")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.start = 0
+
+    def update(self, event: dict, ctx: StreamContext) -> int:
+        if failed(event):
+            if not self.count:
+                self.start = ctx.tool_calls
+            self.count += 1
+        elif event.get("ok") is True:
+            self.count = 0
+        return self.count
