@@ -9,6 +9,8 @@ from .backoff import BackoffAdvice
 from .base import Detector
 from .content_chanting import ContentChanting
 from .health import StreamHealth
+from .llm_judge import LLMJudge
+from .question_dedup import QuestionDedup
 from .reasoning_checkpoint import ReasoningCheckpoint
 from .repeated_failure import RepeatedFailure
 from .text_loop import TextLoopDetector
@@ -22,5 +24,7 @@ DETECTOR_CLASSES: tuple[type[Detector], ...] = (ContentChanting, ReasoningCheckp
 # Agent-loop detectors (seeds 001-004).
 DETECTOR_CLASSES += (ToolRepetition, ToolOutcomes, Truncation, ToolIntent)
 DETECTOR_CLASSES += (ToolDedup, RepeatedFailure, BackoffAdvice, StreamHealth)
+# Semantic checks (optional extras, off in every built-in profile).
+DETECTOR_CLASSES += (QuestionDedup, LLMJudge)
 
 DETECTORS: dict[str, type[Detector]] = {cls.name: cls for cls in DETECTOR_CLASSES}
