@@ -9,7 +9,8 @@ doGenerate / doStream) gives: a turn; user messages at the end of its input
 messages (the prompt of this request); reasoning; output text; tool calls;
 its finish reason. A tool span (`execute_tool`, OpenInference TOOL,
 `ai.toolCall`) gives a tool_result (ok unless the span's status is ERROR),
-preceded by its tool_call when no LLM span reported that call. Other spans
+preceded by its tool_call when no LLM span reported that call (matched by
+id, or by name when ids are missing). Other spans
 (agent, chain, the Vercel outer spans that repeat their doStream child) are
 noted as skipped. O(spans x attributes).
 """
@@ -50,13 +51,13 @@ def parse(source: Source) -> Transcript:
     if not spans:
         raise source.error("no OpenTelemetry spans found; is this the right format?")
     spans.sort(key=lambda span: span["start"] if span["start"] is not None else float("-inf"))
-    called: set[str] = set()
+    unanswered: list[tuple[str | None, str]] = []  # (id, name) of tool calls LLM spans reported
     for span in spans:
         builder.time = span["start"]
         if _is_tool(span["attrs"]):
-            _tool_span(builder, span, called)
+            _tool_span(builder, span, unanswered)
         elif _is_llm(span["attrs"]):
-            _llm_span(builder, span["attrs"], called)
+            _llm_span(builder, span["attrs"], unanswered)
         else:
             builder.skip(span["line"], f"span {span['name']}")
     return builder.finish()
@@ -263,7 +264,7 @@ def _finish_reason(attrs: dict, out: dict) -> str | None:
     return require_str(reasons) or require_str(attrs.get("ai.response.finishReason")) or out["finish"]
 
 
-def _llm_span(builder: TranscriptBuilder, attrs: dict, called: set[str]) -> None:
+def _llm_span(builder: TranscriptBuilder, attrs: dict, unanswered: list) -> None:
     for key in MODEL_KEYS:
         builder.set_model(attrs.get(key))
     prompt = []
@@ -278,25 +279,28 @@ def _llm_span(builder: TranscriptBuilder, attrs: dict, called: set[str]) -> None
     builder.text("reasoning", out["reasoning"])
     builder.text("content", out["text"])
     for call_id, name, arguments in out["tool_calls"]:
-        call_id = require_str(call_id)
-        if call_id:
-            called.add(call_id)
-        builder.add("tool_call", name=str(name or ""), args=tool_args(arguments), id=call_id)
+        call_id, name = require_str(call_id), str(name or "")
+        unanswered.append((call_id, name))
+        builder.add("tool_call", name=name, args=tool_args(arguments), id=call_id)
     reason = _finish_reason(attrs, out)
     if reason:
         builder.add("finish", reason=reason)
 
 
-def _tool_span(builder: TranscriptBuilder, span: dict, called: set[str]) -> None:
+def _tool_span(builder: TranscriptBuilder, span: dict, unanswered: list) -> None:
     attrs = span["attrs"]
     call_id = (
         require_str(attrs.get("gen_ai.tool.call.id"))
         or require_str(attrs.get("ai.toolCall.id"))
         or require_str(attrs.get("tool_call.id"))
     )
-    if call_id is None or call_id not in called:
-        name = attrs.get("gen_ai.tool.name") or attrs.get("ai.toolCall.name") or attrs.get("tool.name") or span["name"]
+    name = str(attrs.get("gen_ai.tool.name") or attrs.get("ai.toolCall.name") or attrs.get("tool.name") or span["name"])
+    # the LLM span's call this span answers: by id, or by name when ids are missing
+    match = next((c for c in unanswered if (c[0] == call_id if call_id and c[0] else c[1] == name)), None)
+    if match is not None:
+        unanswered.remove(match)
+    else:
         arguments = attrs.get("gen_ai.tool.call.arguments", attrs.get("ai.toolCall.args", attrs.get("input.value")))
-        builder.add("tool_call", name=str(name), args=tool_args(arguments), id=call_id)
+        builder.add("tool_call", name=name, args=tool_args(arguments), id=call_id)
     result = attrs.get("gen_ai.tool.call.result", attrs.get("ai.toolCall.result", attrs.get("output.value")))
     builder.add("tool_result", id=call_id, ok=not span["error"], output=output_text(result))

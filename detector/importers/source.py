@@ -23,11 +23,11 @@ _BOMS = (
 
 def decode(data: bytes, file: str) -> str:
     """The text of `data`, or a `TranscriptError` saying why it is not text."""
-    encoding = "utf-8"
-    for bom, name in _BOMS:
-        if data.startswith(bom):
-            encoding = name
-            break
+    encoding = next((name for bom, name in _BOMS if data.startswith(bom)), "utf-8")
+    nul = data.find(b"\x00")
+    if encoding != "utf-16" and nul >= 0:  # UTF-16 without a BOM lands here too
+        line = data.count(b"\n", 0, nul) + 1
+        raise TranscriptError("binary file (NUL byte), not a text transcript", file=file, line=line)
     try:
         text = data.decode(encoding)
     except UnicodeDecodeError as exc:
@@ -41,7 +41,7 @@ def decode(data: bytes, file: str) -> str:
     nul = text.find("\x00")
     if nul >= 0:
         raise TranscriptError(
-            "binary file (NUL byte), not a text transcript", file=file, line=text.count("\n", 0, nul) + 1
+            "binary file (NUL character), not a text transcript", file=file, line=text.count("\n", 0, nul) + 1
         )
     if not text.strip():
         raise TranscriptError("empty file", file=file)
