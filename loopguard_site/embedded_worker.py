@@ -62,7 +62,12 @@ class EmbeddedWorker:
         """Warm shutdown: finish running tasks, then return."""
         if self._thread is None:
             return
-        state.should_stop = 0  # exit status 0; polled by the consumer loop
+        state.should_stop = 0  # exit status 0; checked by the consumer loop between messages
+        # The consumer loop waits up to 2 s for a message, sees the flag, then
+        # waits once more before it exits (celery.worker.loops.synloop): two
+        # control messages end both waits at once.
+        for _ in range(2):
+            self.app.control.broadcast("ping", destination=[self.hostname], reply=False)
         try:
             self._thread.join(STOP_TIMEOUT)
             if self._thread.is_alive():

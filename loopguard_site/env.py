@@ -64,17 +64,18 @@ def env_list(name: str, default: list[str]) -> list[str]:
 
 def database_from_url(url: str, *, name: str = "DATABASE_URL") -> dict:
     """Django's DATABASES entry for `postgres://user:password@host:port/db?option=value`
-    or `sqlite:///absolute/path.sqlite3`. `name` is the variable named in errors.
+    or `sqlite:////absolute/path.sqlite3` (four slashes: the path is absolute). `name` is the variable named in errors.
 
     >>> database_from_url("postgres://app:s%40cret@db.internal:5433/loopguard")["PASSWORD"]
     's@cret'
     """
     parts = urlsplit(url)
     if parts.scheme == "sqlite":
-        path = unquote(parts.path)
+        # as dj-database-url writes it: sqlite:// + / + the absolute path
+        path = unquote(parts.path)[1:]
         if parts.netloc or not path.startswith("/") or path == "/":
-            raise ImproperlyConfigured(f"{name}={url!r}: a SQLite URL is sqlite:///absolute/path/to/file")
-        return {"ENGINE": "django.db.backends.sqlite3", "NAME": path, "OPTIONS": dict(SQLITE_OPTIONS)}
+            raise ImproperlyConfigured(f"{name}={url!r}: a SQLite URL is sqlite:////absolute/path/to/file")
+        return sqlite_database(Path(path))
     if parts.scheme in ("postgres", "postgresql"):
         database = unquote(parts.path.lstrip("/"))
         if not database or "/" in database:
@@ -93,7 +94,12 @@ def database_from_url(url: str, *, name: str = "DATABASE_URL") -> dict:
             "OPTIONS": dict(parse_qsl(parts.query)),
             "CONN_HEALTH_CHECKS": True,
         }
-    raise ImproperlyConfigured(f"{name}={url!r}: the scheme must be postgres:// or sqlite:///")
+    raise ImproperlyConfigured(f"{name}={url!r}: the scheme must be postgres:// or sqlite://")
+
+
+def sqlite_database(path: Path) -> dict:
+    """Django's DATABASES entry for the SQLite file at `path`."""
+    return {"ENGINE": "django.db.backends.sqlite3", "NAME": str(path), "OPTIONS": dict(SQLITE_OPTIONS)}
 
 
 # The embedded lab writes from web threads and the Celery worker thread at

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
-from .env import database_from_url, env_bool, env_int, env_list, env_str, secret_key_from_file
+from .env import database_from_url, env_bool, env_int, env_list, env_str, secret_key_from_file, sqlite_database
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -36,8 +36,9 @@ if SECRET_KEY is None:
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
+DATABASE_URL = env_str("DATABASE_URL")
 DATABASES = {
-    "default": database_from_url(env_str("DATABASE_URL", f"sqlite:///{DATA_DIR / 'loopguard.sqlite3'}")),
+    "default": database_from_url(DATABASE_URL) if DATABASE_URL else sqlite_database(DATA_DIR / "loopguard.sqlite3"),
 }
 
 REDIS_URL = env_str("REDIS_URL")
@@ -122,7 +123,7 @@ PLOTLY_JS_DIR = Path(importlib.util.find_spec("plotly").origin).parent / "packag
 
 if LOOPGUARD_EMBEDDED:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
-    CELERY_BROKER_URL = "memory://"
+    CELERY_BROKER_URL = "memory://localhost/"
     CELERY_RESULT_BACKEND = "cache+memory://"
     # The memory transport is polled: poll often so a queued task starts at once.
     CELERY_BROKER_TRANSPORT_OPTIONS = {"polling_interval": 0.05}

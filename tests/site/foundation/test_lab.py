@@ -1,0 +1,69 @@
+"""`loopguard lab --demo` as a user runs it: no services configured, a fresh
+data directory, a free port; then Ctrl-C."""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import signal
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+from django.conf import settings
+from websockets.sync.client import connect
+
+from detector.importers import parse_path
+from loopguard_site.demo import DEMO_DIR
+
+LOOPGUARD = Path(sys.executable).with_name("loopguard")  # the console script pip installed
+SERVICE_VARIABLES = ("DATABASE_URL", "REDIS_URL", "SECRET_KEY", "DEBUG")
+
+
+def read_until_url(lab: subprocess.Popen) -> list[str]:
+    lines = []
+    for line in lab.stdout:
+        lines.append(line.rstrip("\n"))
+        if line.startswith("LoopGuard lab: http://"):
+            return lines
+    raise AssertionError(f"the lab exited before serving: {lines}")
+
+
+def test_it_serves_the_demo_sessions_without_services_and_stops_on_ctrl_c(tmp_path):
+    env = {name: value for name, value in os.environ.items() if name not in SERVICE_VARIABLES}
+    env["LOOPGUARD_DATA_DIR"] = str(tmp_path)
+    lab = subprocess.Popen(
+        [LOOPGUARD, "lab", "--demo", "--port", "0"],
+        env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        lines = read_until_url(lab)
+        url = lines[-1].removeprefix("LoopGuard lab: ")
+        token = next(line.removeprefix("API token: ") for line in lines if line.startswith("API token: "))
+        with urllib.request.urlopen(url, timeout=30) as response:
+            home = (response.status, response.read().decode())
+        with urllib.request.urlopen(url + "static/plotly/plotly.min.js", timeout=30) as response:
+            plotly_js = response.read()
+        with connect(
+            url.replace("http://", "ws://") + "ws/ping/", additional_headers={"Authorization": f"Bearer {token}"}
+        ) as ws:
+            ws.send(json.dumps({"ping": "lab"}))
+            pong = json.loads(ws.recv(timeout=30))
+    finally:
+        lab.send_signal(signal.SIGINT)
+        rest, _ = lab.communicate(timeout=60)
+
+    titles = [parse_path(path, "events").title for path in sorted(DEMO_DIR.glob("*.jsonl"))]
+    assert lines[:1] == ["Demo: 7 sessions loaded, 0 already there"]
+    assert lines[2].startswith("API token: lg_") and len(token) == 46
+    assert lines[3] == "Embedded mode: Celery worker thread (2 threads), in-memory channel layer"
+    assert url.startswith("http://127.0.0.1:") and url.endswith("/")
+    assert home[0] == 200
+    assert [title for title in titles if html.escape(title) in home[1]] == titles
+    assert plotly_js == (settings.PLOTLY_JS_DIR / "plotly.min.js").read_bytes()
+    assert pong == {"pong": "lab"}
+    assert rest.splitlines()[-1] == "LoopGuard lab stopped"
+    assert lab.returncode == 0
+    assert (tmp_path / "loopguard.sqlite3").exists()

@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+import pytest
+
+from loopguard_site.transcripts.services import session_create_from_events
+from loopguard_site.transcripts.views import PAGE_SIZE
+
+
+def create(title: str, model: str = "gpt-x") -> None:
+    session_create_from_events(title=title, model=model, source_format="events", parser_version="events/1", events=[])
+
+
+@pytest.mark.django_db
+def test_it_lists_sessions_newest_first(client):
+    create("older")
+    create("newer", model="")
+
+    response = client.get("/")
+
+    assert response.status_code == 200
+    rows = [(s.title, s.model) for s in response.context["page"].object_list]
+    assert rows == [("newer", ""), ("older", "gpt-x")]
+    body = response.content.decode()
+    assert body.index("newer") < body.index("older")
+
+
+@pytest.mark.django_db
+def test_it_escapes_transcript_text(client):
+    create('<script>alert("x")</script>', model="<img src=x onerror=alert(1)>")
+
+    body = client.get("/").content.decode()
+
+    assert "<script>alert" not in body and "<img src=x" not in body
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in body
+    assert "&lt;img src=x onerror=alert(1)&gt;" in body
+
+
+@pytest.mark.django_db
+def test_it_says_when_there_are_no_sessions(client):
+    body = client.get("/").content.decode()
+
+    assert "No sessions yet." in body
+
+
+@pytest.mark.django_db
+def test_it_pages_long_lists(client):
+    for n in range(PAGE_SIZE + 1):
+        create(f"session {n}")
+
+    first = client.get("/")
+    second = client.get("/?page=2")
+
+    assert len(first.context["page"].object_list) == PAGE_SIZE
+    assert [s.title for s in second.context["page"].object_list] == ["session 0"]
+    assert "page 2 of 2" in second.content.decode()
