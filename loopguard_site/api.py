@@ -1,0 +1,98 @@
+"""The JSON API's edge, shared by every app (../shared/docs/api.md).
+
+`api_view` authenticates (a bearer token, or the browser's login session with
+CSRF on unsafe methods), checks the method, and turns `ApiError` into the
+contract's error body `{"error", "field", "line"}` with a 4xx status. Views
+stay a few lines: parse, call a service or selector, return `JsonResponse`.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.middleware.csrf import CsrfViewMiddleware
+from django.views.decorators.csrf import csrf_exempt
+
+from loopguard_site.accounts.auth import request_token_user
+
+
+class ApiError(Exception):
+    """A client error; `field` or `line` say where, when known."""
+
+    def __init__(self, message: str, *, status: int = 400, field: str | None = None, line: int | None = None):
+        super().__init__(message)
+        self.status = status
+        self.field = field
+        self.line = line
+
+
+def error_response(
+    message: str, status: int = 400, *, field: str | None = None, line: int | None = None
+) -> JsonResponse:
+    return JsonResponse({"error": message, "field": field, "line": line}, status=status)
+
+
+def _csrf_failure(request: HttpRequest) -> HttpResponse | None:
+    # The browser's session needs a CSRF token on unsafe methods; a bearer
+    # token cannot be borrowed by a hostile page, so token calls skip it.
+    return CsrfViewMiddleware(lambda r: None).process_view(request, None, (), {})
+
+
+def api_view(methods: tuple[str, ...] = ("GET",)) -> Callable:
+    """Decorate a view `(request, *args) -> HttpResponse` of the JSON API."""
+
+    def decorate(view: Callable) -> Callable:
+        @csrf_exempt
+        @functools.wraps(view)
+        def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+            if request.method not in methods:
+                return error_response(f"method {request.method} is not allowed here", 405)
+            token_user = request_token_user(request)
+            if token_user is not None:
+                request.user = token_user
+            elif not request.user.is_authenticated:
+                return error_response("authentication required: send 'Authorization: Bearer <token>'", 401)
+            elif request.method not in ("GET", "HEAD", "OPTIONS"):
+                failure = _csrf_failure(request)
+                if failure is not None:
+                    return error_response("CSRF check failed", 403)
+            try:
+                return view(request, *args, **kwargs)
+            except ApiError as exc:
+                return error_response(str(exc), exc.status, field=exc.field, line=exc.line)
+
+        return wrapper
+
+    return decorate
+
+
+def json_body(request: HttpRequest) -> dict:
+    """The request body as a JSON object, or an ApiError saying what is wrong."""
+    try:
+        data = json.loads(request.body or b"{}")
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        line = getattr(exc, "lineno", None)
+        raise ApiError(f"the body is not valid JSON: {exc}", line=line) from exc
+    if not isinstance(data, dict):
+        raise ApiError("the body must be a JSON object")
+    return data
+
+
+def int_param(
+    request: HttpRequest, name: str, default: int | None = None, *, low: int = 0, high: int | None = None
+) -> int | None:
+    """An integer query parameter, checked, or an ApiError naming it."""
+    raw = request.GET.get(name)
+    if raw in (None, ""):
+        return default
+    try:
+        value = int(raw)
+    except ValueError as exc:
+        raise ApiError(f"{name} must be a whole number, not {raw!r}", field=name) from exc
+    if value < low or (high is not None and value > high):
+        bounds = f"between {low} and {high}" if high is not None else f"at least {low}"
+        raise ApiError(f"{name} must be {bounds}", field=name)
+    return value
