@@ -63,7 +63,7 @@ from dataclasses import dataclass
 
 from .base import Detector, StreamContext
 from .detection import Detection
-from .params import ConfigError, action_param, param
+from .params import action_param, param
 
 TYPE = "chanting_identical_sentences"
 
@@ -88,10 +88,7 @@ class Params:
     history: int = param(5000, low=500, high=50000, step=500, doc="characters of tracked history")
     channel: str = param("content", choices=("content", "reasoning"), doc="text channel to watch", tune=False)
     action: str = action_param("stop")
-
-    def __post_init__(self) -> None:
-        if self.history <= self.chunk_size:
-            raise ConfigError(f"history: must exceed chunk_size ({self.chunk_size})")
+    # history's minimum (500) exceeds chunk_size's maximum (200): a window always fits.
 
 
 class ContentChanting(Detector):
@@ -125,7 +122,8 @@ class ContentChanting(Detector):
         self._held: deque = deque(maxlen=self.params.history)  # a line that may be a divider, not tracked yet
         self._windows: deque = deque()  # per window start from _win_start: its hash, or None (unrecorded)
         self._win_start = 0
-        self._index: dict[int, deque] = {}  # window hash -> its start offsets, oldest first
+        # window hash -> its start offset, or a queue of them (oldest first) once it recurs
+        self._index: dict[int, int | deque] = {}
 
     def feed(self, event: dict, ctx: StreamContext) -> list[Detection]:
         kind = event["type"]
@@ -142,6 +140,12 @@ class ContentChanting(Detector):
     def _consume(self, text: str, offset: int, ctx: StreamContext) -> list[Detection]:
         run = -1  # index in `text` of trackable characters not yet tracked
         for i, ch in enumerate(text):
+            if self._state == OTHER and not self._run and not self._all_divider and ch not in "`\n":
+                # the common case, mid-line plain text: nothing can reset here
+                self._ticks = 0
+                if not self._in_code and run < 0:
+                    run = i
+                continue
             fence = False
             if ch == "`":
                 self._ticks += 1
@@ -232,51 +236,51 @@ class ContentChanting(Detector):
 
     def _track(self, piece: str, pos: int, ctx: StreamContext) -> list[Detection]:
         """Append `piece` (channel offset `pos`) to the history and analyse
-        every window it completes."""
+        every window it completes, one character at a time."""
         p = self.params
-        size, cap = p.chunk_size, p.history
+        size, cap, threshold = p.chunk_size, p.history, p.min_occurrences
         if self._buf_start < 0:
-            self._buf_start = pos
-            self._win_start = pos
-        buf = self._buf
-        self._buf = ""  # keep one reference so += extends in place
-        windows, index = self._windows, self._index
-        for ch in piece:
-            buf += ch
-            pos += 1  # the offset just past this character
-            oldest = pos - cap
-            while windows and self._win_start < oldest:
+            self._buf_start = self._win_start = pos
+        if len(self._buf) > 2 * cap:  # trim now and then: amortised O(1) per character
+            self._buf_start += len(self._buf) - cap
+            self._buf = self._buf[-cap:]
+        self._buf += piece
+        buf, base = self._buf, self._buf_start
+        windows, index, win_start = self._windows, self._index, self._win_start
+        for end in range(pos + 1, pos + len(piece) + 1):
+            # forget windows that start before the last `cap` characters
+            while win_start < end - cap:
                 key = windows.popleft()
                 if key is not None:
                     starts = index[key]
-                    starts.popleft()
-                    if not starts:
+                    if type(starts) is int or len(starts) == 1:
                         del index[key]
-                self._win_start += 1
-            start = pos - size
-            if start < self._win_start:
+                    else:
+                        starts.popleft()
+                win_start += 1
+            start = end - size
+            if start < win_start:
                 continue
-            if len(buf) > 2 * cap:
-                self._buf_start += len(buf) - cap
-                buf = buf[-cap:]
-            base = self._buf_start
-            chunk = buf[start - base : pos - base]
+            chunk = buf[start - base : end - base]
             key = hash(chunk)
             starts = index.get(key)
             if starts is None:
-                index[key] = deque((start,))
-            elif buf[starts[0] - base : starts[0] - base + size] != chunk:
-                key = None  # a hash collision: the original does not record it
+                index[key] = start  # one occurrence: an int, not a queue
             else:
-                starts.append(start)
+                first = starts if type(starts) is int else starts[0]
+                if buf[first - base : first - base + size] != chunk:
+                    key = None  # a hash collision: the original does not record it
+                elif type(starts) is int:
+                    index[key] = deque((starts, start))
+                else:
+                    starts.append(start)
+                    if len(starts) >= threshold:
+                        detection = self._check(buf, base, starts, end, ctx)
+                        if detection is not None:
+                            self._fired = True
+                            return [detection]
             windows.append(key)
-            if key is not None and starts is not None and len(starts) >= p.min_occurrences:
-                detection = self._check(buf, base, starts, pos, ctx)
-                if detection is not None:
-                    self._buf = buf
-                    self._fired = True
-                    return [detection]
-        self._buf = buf
+        self._win_start = win_start
         return []
 
     def _check(self, buf: str, base: int, starts: deque, at: int, ctx: StreamContext) -> Detection | None:
