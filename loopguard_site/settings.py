@@ -66,6 +66,7 @@ INSTALLED_APPS = [
     "loopguard_site.accounts",
     "loopguard_site.health",
     "loopguard_site.transcripts",
+    "loopguard_site.replay",
 ]
 
 MIDDLEWARE = [
