@@ -41,10 +41,13 @@ class TranscriptBuilder:
     def add(self, kind: str, **fields: object) -> None:
         """Append one event; fields that are None are left out."""
         event = {"type": kind}
-        event.update((name, value) for name, value in fields.items() if value is not None)
+        for name, value in fields.items():
+            if value is not None:
+                event[name] = value
         if self.time is not None:
             event["t"] = self.time
-        event.update(self.extra)
+        if self.extra:
+            event.update(self.extra)
         self.events.append(event)
 
     def text(self, kind: str, text: object) -> None:

@@ -127,7 +127,7 @@ def _classify_sse(source: Source) -> str | None:
 
 
 def _classify_lines(source: Source) -> str | None:
-    for _, line in islice(source.lines(), _PROBE_LINES):
+    for _, line in source.lines()[:_PROBE_LINES]:
         try:
             record = json.loads(line)
         except (ValueError, RecursionError):
@@ -139,7 +139,7 @@ def _classify_lines(source: Source) -> str | None:
 
 def detect(source: Source, tried: tuple[str, ...]) -> str:
     """The format name of `source`, or a `TranscriptError` listing `tried`."""
-    first = next(source.lines())[1].lstrip()
+    first = source.first_line()
     found = None
     if is_sse(source):
         found = _classify_sse(source)

@@ -73,15 +73,21 @@ class Source:
     file: str
     text: str
     _document: list = field(default_factory=list, repr=False)  # the parsed document, once parsed
+    _lines: list = field(default_factory=list, repr=False)  # the non-blank lines, once split
 
     def error(self, message: str, *, line: int | None = None, field: str | None = None) -> TranscriptError:
         return TranscriptError(message, file=self.file, line=line, field=field)
 
-    def lines(self) -> Iterator[tuple[int, str]]:
-        """(line number from 1, line) of every non-blank line."""
-        for number, line in enumerate(self.text.splitlines(), 1):
-            if line.strip():
-                yield number, line
+    def lines(self) -> list[tuple[int, str]]:
+        """(line number from 1, line) of every non-blank line (split once:
+        detection and the parser both read them)."""
+        if not self._lines:
+            self._lines.extend((number, line) for number, line in enumerate(self.text.splitlines(), 1) if line.strip())
+        return self._lines
+
+    def first_line(self) -> str:
+        """The first non-blank line, without its leading blanks."""
+        return self.lines()[0][1].lstrip()
 
     def json_lines(self) -> Iterator[tuple[int, dict]]:
         """(line number, object) of every non-blank line, each a JSON object."""

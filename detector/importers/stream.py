@@ -16,7 +16,7 @@ SSE_PREFIXES = ("data:", "event:", "id:", "retry:", ":")
 
 def is_sse(source: Source) -> bool:
     """True when the first non-blank line is server-sent-event framing."""
-    return next(source.lines())[1].lstrip().startswith(SSE_PREFIXES)
+    return source.first_line().startswith(SSE_PREFIXES)
 
 
 def stream_records(source: Source) -> Iterator[tuple[int, dict]]:
