@@ -4,15 +4,20 @@ A corpus row is replayed as a stream: a `session` event with the row's model,
 a `turn` event, then the row's `text` in 4-character deltas on its channel
 (`reasoning` or `content`); a `tool_calls` row holds one JSON call per line,
 fed as one `tool_call` event per line (plus a `tool_result` when the line
-carries `ok`, `output` or `result`).
+carries `ok`, `output` or `result`). A `finish` event ends every row.
 
 Definitions (what `loopguard eval` reports):
 
 - A *hit* on a loop row is a detection with ``at >= loop_start``: it fired
   once the loop had begun. Recall = loop rows with a hit / loop rows.
-- An *early alarm* is a detection with ``at < loop_start`` on a loop row: it
-  fired on the normal text before the loop. Such rows are listed apart; the
-  row still counts as recalled if a later detection hits.
+- A detection with ``at < loop_start`` whose unit is the labelled loop's unit
+  (digits removed, whitespace collapsed, up to rotation and whole multiples)
+  caught that loop before its labelled start (the label's start can fall
+  late, e.g. where a list number gains a digit): an *early hit*, counted as
+  a hit with delay 0 and listed apart.
+- Any other detection with ``at < loop_start`` on a loop row is an *early
+  alarm*: it fired on the normal text before the loop. Such rows are listed
+  apart; the row still counts as recalled if a later detection hits.
 - A *false alarm* is a normal row with any detection. False-positive rate =
   normal rows with a detection / normal rows.
 - *Delay* of a hit row = ``at - loop_start`` of its first hit, in characters
@@ -25,6 +30,7 @@ Rows are independent streams; the work is O(total text) per profile.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +53,7 @@ class CorpusRow:
     model: str
     text: str
     loop_start: int | None
+    loop_unit: str
     source: str
     line: int
 
@@ -101,7 +108,12 @@ def _parse_row(raw: str, path: str, number: int) -> CorpusRow:
     model = data.get("model") or ""
     if not isinstance(model, str):
         raise _row_error(path, number, "field 'model' must be a string")
-    row = CorpusRow(data["id"], data["label"], data["channel"], model, data["text"], loop_start, path, number)
+    loop_unit = data.get("loop_unit") or ""
+    if not isinstance(loop_unit, str):
+        raise _row_error(path, number, "field 'loop_unit' must be a string")
+    row = CorpusRow(
+        data["id"], data["label"], data["channel"], model, data["text"], loop_start, loop_unit, path, number
+    )
     if row.channel == "tool_calls":
         list(_tool_events(row))  # refuse bad call lines now, naming the row's line
     return row
@@ -134,10 +146,11 @@ def row_events(row: CorpusRow, chunk_chars: int = CHUNK_CHARS) -> Iterator[dict]
     yield {"type": "turn"}
     if row.channel == "tool_calls":
         yield from _tool_events(row)
-        return
-    text = row.text
-    for offset in range(0, len(text), chunk_chars):
-        yield {"type": row.channel, "text": text[offset : offset + chunk_chars]}
+    else:
+        text = row.text
+        for offset in range(0, len(text), chunk_chars):
+            yield {"type": row.channel, "text": text[offset : offset + chunk_chars]}
+    yield {"type": "finish"}
 
 
 def loop_start_position(row: CorpusRow) -> int:
@@ -154,8 +167,9 @@ def loop_start_position(row: CorpusRow) -> int:
 class RowResult:
     row: CorpusRow
     detections: list
-    hit_at: int | None = None  # `at` of the first detection at/after loop_start
-    early: bool = False  # fired before loop_start on a loop row
+    hit_at: int | None = None  # `at` of the first hit (loop_start for an early hit)
+    early: bool = False  # fired before loop_start on a loop row, on something else
+    early_hit: bool = False  # caught the labelled loop before loop_start
 
     @property
     def delay(self) -> int | None:
@@ -175,10 +189,38 @@ def run_row(row: CorpusRow, profile: Profile) -> RowResult:
     result = RowResult(row, detections)
     if row.label == "loop":
         start = loop_start_position(row)
+        before = [d for d in detections if d.at < start]
+        result.early_hit = any(d.channel != "tools" and same_loop(d.unit, row.loop_unit) for d in before)
+        result.early = any(not (d.channel != "tools" and same_loop(d.unit, row.loop_unit)) for d in before)
         hits = [d.at for d in detections if d.at >= start]
-        result.hit_at = min(hits) if hits else None
-        result.early = any(d.at < start for d in detections)
+        if result.early_hit:
+            result.hit_at = start
+        elif hits:
+            result.hit_at = min(hits)
     return result
+
+
+_DIGITS = re.compile(r"\d+")
+_SPACES = re.compile(r"\s+")
+
+
+def _without_digits(text: str) -> str:
+    return _SPACES.sub(" ", _DIGITS.sub("", text))
+
+
+def same_loop(unit: str, loop_unit: str) -> bool:
+    r"""Whether a detected unit is the labelled loop unit: equal without their
+    digits and with whitespace collapsed, up to rotation and whole multiples
+    (a label's unit may start inside a number: "99. Agile\n1").
+
+    >>> same_loop("4. Agile\n", "99. Agile\n1")
+    True
+    """
+    a, b = _without_digits(unit), _without_digits(loop_unit)
+    if not a or not b:
+        return False
+    short, long = sorted((a, b), key=len)
+    return len(long) % len(short) == 0 and long in short * (len(long) // len(short) + 1)
 
 
 def percentile(values: list[int], q: float) -> float | None:
@@ -204,6 +246,7 @@ class Score:
     misses: list[str] = field(default_factory=list)
     false_alarm_ids: list[str] = field(default_factory=list)
     early_alarm_ids: list[str] = field(default_factory=list)
+    early_hit_ids: list[str] = field(default_factory=list)
 
     def add(self, result: RowResult) -> None:
         row = result.row
@@ -216,6 +259,8 @@ class Score:
                 self.delays.append(result.delay)
             if result.early:
                 self.early_alarm_ids.append(row.id)
+            if result.early_hit:
+                self.early_hit_ids.append(row.id)
         else:
             self.normals += 1
             if result.detections:
@@ -243,6 +288,7 @@ class Score:
             "misses": self.misses,
             "false_alarm_ids": self.false_alarm_ids,
             "early_alarm_ids": self.early_alarm_ids,
+            "early_hit_ids": self.early_hit_ids,
         }
 
 

@@ -34,7 +34,7 @@ KEY_CHARS = 8  # tail characters searched backwards to propose a period
 class ShortUnitFinder:
     """Character-level periodic-tail check over one channel's stream."""
 
-    __slots__ = ("params", "window_chars", "_window", "_pending", "_since_check", "_active_period")
+    __slots__ = ("params", "window_chars", "_window", "_pending", "_since_check", "_active_period", "covered_until")
 
     def __init__(self, params) -> None:
         self.params = params
@@ -49,10 +49,7 @@ class ShortUnitFinder:
         self._pending: list[str] = []
         self._since_check = 0
         self._active_period = 0
-
-    @property
-    def active(self) -> bool:
-        return bool(self._active_period)
+        self.covered_until = 0  # end of the last reported loop, as far as it went on
 
     @property
     def chars_to_check(self) -> int:
@@ -68,6 +65,14 @@ class ShortUnitFinder:
             return ()
         self._since_check = 0
         region = self._check(offset + len(text))
+        return () if region is None else (region,)
+
+    def flush(self, end: int) -> tuple[RepeatedRegion, ...]:
+        """The stream ended (`finish`): check the tail now."""
+        if not self._since_check:
+            return ()
+        self._since_check = 0
+        region = self._check(end)
         return () if region is None else (region,)
 
     def _required_chars(self, unit: str) -> int:
@@ -93,6 +98,7 @@ class ShortUnitFinder:
             p = self._active_period
             # Still the same loop when the text since the last check continues the period.
             if size >= every + p and window[-every:] == window[-every - p : -p]:
+                self.covered_until = position
                 return None
             self._active_period = 0
         if size < 2 * KEY_CHARS:
@@ -119,6 +125,7 @@ class ShortUnitFinder:
         while start > 0 and window[start - 1] == window[start - 1 + p]:
             start -= 1
         self._active_period = p
+        self.covered_until = position
         base = position - len(window)
         return RepeatedRegion(
             kind="short_unit",

@@ -43,6 +43,7 @@ ASCII_MARKS = frozenset(".!?;:,")
 WHITESPACE = re.compile(r"\s")
 DIGITS = re.compile(r"\d+")
 LIST_NUMBER = re.compile(r"\s*(?:\d+|[a-zA-Z]|[ivxIVX]+)\.")
+LEADING_LIST_NUMBER = re.compile(r"\d+[.)]\s+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +51,7 @@ class Block:
     start: int  # channel offset where the block's raw text begins
     raw: str  # the exact text, leading whitespace included
     lead: int  # leading whitespace characters in `raw`
+    body: str  # the text without surrounding whitespace and leading list number
 
     @property
     def end(self) -> int:
@@ -59,7 +61,17 @@ class Block:
 class BlockCycleFinder:
     """Block-level periodic-run check over one channel's stream."""
 
-    __slots__ = ("params", "_tracker", "_ring", "_pending", "_pending_len", "_block_start", "_last_char", "_active")
+    __slots__ = (
+        "params",
+        "_tracker",
+        "_ring",
+        "_pending",
+        "_pending_len",
+        "_block_start",
+        "_last_char",
+        "_active",
+        "covered_until",
+    )
 
     def __init__(self, params) -> None:
         self.params = params
@@ -81,10 +93,7 @@ class BlockCycleFinder:
         self._block_start = 0
         self._last_char = ""
         self._active = 0  # period (in blocks) of the run already reported
-
-    @property
-    def active(self) -> bool:
-        return bool(self._active)
+        self.covered_until = 0  # end of the last reported loop, as far as it went on
 
     def feed(self, text: str, offset: int) -> list[RepeatedRegion]:
         """Append `text` (which starts at channel `offset`); evaluate every block it completes."""
@@ -114,9 +123,9 @@ class BlockCycleFinder:
             confirmed = cut + (1 if match and match.group() in ASCII_MARKS else 0)
             room = params.block_max_chars - self._pending_len
             if self._pending_len + (cut - i) >= params.block_weak_cut_chars:
-                weak_from = max(i, i + params.block_weak_cut_chars - self._pending_len)
+                weak_from = self._weak_cut_from(text, i)
                 space = WHITESPACE.search(text, weak_from, min(cut, len(text)))
-                if space is not None and space.start() < cut:
+                if space is not None:
                     cut = confirmed = space.start()
                     confirmed += 1
             if cut - i > room:
@@ -133,6 +142,25 @@ class BlockCycleFinder:
                 found.append(region)
         self._last_char = text[-1:] or self._last_char
         return found
+
+    def _weak_cut_from(self, text: str, i: int) -> int:
+        """Where in `text` a weak cut may fall: `block_weak_cut_chars` after the
+        block's first visible character (indentation does not count, so
+        indented lines are cut at the same place in every copy)."""
+        pending = "".join(self._pending)
+        self._pending = [pending]
+        visible = len(pending.lstrip())
+        skip = 0
+        if not visible:
+            rest = text[i:]
+            skip = len(rest) - len(rest.lstrip())
+        return i + skip + max(0, self.params.block_weak_cut_chars - visible)
+
+    def flush(self, end: int) -> tuple[RepeatedRegion, ...]:
+        """The stream ended (`finish`): the pending block is complete."""
+        region = self._end_block(end, confirmed_at=end) if self._pending_len else None
+        self._last_char = ""
+        return () if region is None else (region,)
 
     def _end_block(self, end: int, confirmed_at: int) -> RepeatedRegion | None:
         raw = "".join(self._pending)
@@ -152,15 +180,19 @@ class BlockCycleFinder:
         self._pending = []
         self._pending_len = 0
         self._block_start = end
-        key = DIGITS.sub("0", stripped) if LETTER.search(stripped) else stripped
+        # An ordered-list number is markup (seed 000 type 2 strips it); other
+        # numbers are content, masked only in blocks with words (counters).
+        body = LEADING_LIST_NUMBER.sub("", stripped, count=1)
+        key = DIGITS.sub("0", body) if LETTER.search(body) else body
         self._tracker.push(hash(key))
-        self._ring.append(Block(start, raw, len(raw) - len(raw.lstrip())))
+        self._ring.append(Block(start, raw, len(raw) - len(raw.lstrip()), body))
         return self._evaluate(confirmed_at)
 
     def _evaluate(self, at: int) -> RepeatedRegion | None:
         tracker, ring, params = self._tracker, self._ring, self.params
         if self._active:
             if tracker.run_length(self._active):
+                self.covered_until = ring[-1].end
                 return None  # the reported run goes on
             self._active = 0
         last = ring[-1]
@@ -176,7 +208,7 @@ class BlockCycleFinder:
             needed = max(p * params.block_min_copies, -(-region_chars * p // max(span, 1)))
             if length < needed:
                 continue
-            texts = [block.raw.strip() for block in blocks[-needed:]]
+            texts = [block.body for block in blocks[-needed:]]
             if any(texts[j] != texts[j - p] for j in range(p, needed)):
                 # Copies differ in their numbers: a counter, weaker evidence than
                 # an exact copy; the numbers must step evenly from copy to copy.
@@ -192,6 +224,7 @@ class BlockCycleFinder:
         after = blocks[p]
         unit = first.raw[first.lead :] + "".join(block.raw for block in blocks[1:p]) + after.raw[: after.lead]
         self._active = p
+        self.covered_until = blocks[-1].end
         return RepeatedRegion(
             kind=kind,
             start=first.start + first.lead,
@@ -207,7 +240,7 @@ def _numbers_step_evenly(blocks: list[Block], p: int) -> bool:
     """Each number of a copy minus the same number one copy before is the same
     step all along the run (0 for a number that stays): "Episode 4, 5, 6",
     not the changing figures of a long division or a data table."""
-    numbers = [[int(n) for n in DIGITS.findall(block.raw)] for block in blocks]
+    numbers = [[int(n) for n in DIGITS.findall(block.body)] for block in blocks]
     for j in range(2 * p, len(blocks)):
         now, before, earlier = numbers[j], numbers[j - p], numbers[j - 2 * p]
         if len(now) != len(before) or len(before) != len(earlier):

@@ -95,6 +95,8 @@ class TextLoopDetector(Detector):
             if kind == "turn":
                 for each in self._channels.values():
                     each.reset()
+            elif kind == "finish":
+                return self._flush(ctx)
             return []
         text = event["text"]
         if not text:
@@ -103,15 +105,25 @@ class TextLoopDetector(Detector):
         units, blocks = finders.units, finders.blocks
         found: list[RepeatedRegion] = []
         # Feed in pieces that end at the unit checks, so both finders see the
-        # text in position order whatever the chunking (split invariance):
-        # a finder already inside a reported loop silences the other.
+        # text in position order whatever the chunking (split invariance). A
+        # region whose first copy lies inside the other finder's reported
+        # loop is that same loop, seen again: not reported twice.
         while text:
             piece, text = text[: units.chars_to_check], text[units.chars_to_check :]
-            units_busy = units.active
-            found += [r for r in blocks.feed(piece, offset) if not units_busy]
-            found += [r for r in units.feed(piece, offset) if not blocks.active]
+            found += [r for r in blocks.feed(piece, offset) if r.start + r.period > units.covered_until]
+            found += [r for r in units.feed(piece, offset) if r.start + r.period > blocks.covered_until]
             offset += len(piece)
         return [self._detection(region, kind, ctx.turn) for region in found]
+
+    def _flush(self, ctx: StreamContext) -> list[Detection]:
+        """A finished request completes each channel's last block and unit check."""
+        found = []
+        for channel, finders in self._channels.items():
+            end = ctx.offsets[channel]
+            regions = [r for r in finders.blocks.flush(end) if r.start + r.period > finders.units.covered_until]
+            regions += [r for r in finders.units.flush(end) if r.start + r.period > finders.blocks.covered_until]
+            found += [self._detection(region, channel, ctx.turn) for region in regions]
+        return found
 
     def _detection(self, region: RepeatedRegion, channel: str, turn: int) -> Detection:
         return Detection(
