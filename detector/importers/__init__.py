@@ -20,10 +20,10 @@ from .detect import detect
 from .source import Source, decode
 from .transcript import Transcript, TranscriptError
 
+# in the order event-format.md lists the format names
 _PARSER_MODULES = (loopguard_events, openai_chat, anthropic_messages, claude_code, codex, gemini_cli, cline, otel)
 PARSERS = {module.NAME: module for module in _PARSER_MODULES}
-# every format name event-format.md lists, in its order
-FORMATS = ("events", "openai", "anthropic", "claude-code", "codex", "gemini-cli", "cline", "otel")
+FORMATS = tuple(PARSERS)
 PARSER_VERSIONS = {name: module.VERSION for name, module in PARSERS.items()}
 
 __all__ = ["FORMATS", "PARSER_VERSIONS", "Transcript", "TranscriptError", "parse_bytes", "parse_path"]
@@ -34,11 +34,9 @@ def parse_bytes(data: bytes, filename: str = "-", fmt: str = "auto") -> Transcri
     detect the format when `fmt` is "auto"."""
     source = Source(filename, decode(data, filename))
     if fmt == "auto":
-        fmt = detect(source, tuple(PARSERS))
-    elif fmt not in FORMATS:
+        fmt = detect(source, FORMATS)
+    elif fmt not in PARSERS:
         raise TranscriptError(f"unknown format {fmt!r} (known: auto, {', '.join(FORMATS)})", file=filename)
-    if fmt not in PARSERS:
-        raise TranscriptError(f"the {fmt} importer is not written yet", file=filename)
     try:
         return PARSERS[fmt].parse(source)
     except RecursionError:

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from .builder import TranscriptBuilder, as_dict, as_list, output_text, require_str, tool_args
 from .source import Source
-from .stream import is_sse, stream_records
-from .transcript import Transcript, TranscriptError
+from .stream import stream_records, whole_document
+from .transcript import Transcript
 
 NAME = "anthropic"
 VERSION = "anthropic/1"
@@ -26,12 +26,7 @@ IGNORED_DELTAS = ("signature_delta",)
 
 def parse(source: Source) -> Transcript:
     builder = TranscriptBuilder(source, NAME, VERSION)
-    document = None
-    if not is_sse(source):
-        try:
-            document = source.json_document()
-        except TranscriptError:
-            pass  # not one JSON value: one stream event per line
+    document = whole_document(source)
     if isinstance(document, dict) and document.get("type") == "message":
         _response(builder, document)
     else:

@@ -13,7 +13,7 @@ from itertools import islice
 
 from ..events import EVENT_TYPES
 from .source import Source
-from .stream import is_sse, stream_records
+from .stream import is_sse, stream_records, whole_document
 from .transcript import TranscriptError
 
 _PROBE_LINES = 50
@@ -144,10 +144,8 @@ def detect(source: Source, tried: tuple[str, ...]) -> str:
     if is_sse(source):
         found = _classify_sse(source)
     elif first.startswith(("{", "[")):
-        try:
-            found = classify_document(source.json_document())
-        except TranscriptError:  # not one document: maybe JSON Lines
-            found = None
+        document = whole_document(source)  # a broken document is an error here already
+        found = classify_document(document) if document is not None else None
         if found is None:
             found = _classify_lines(source)
     if found is None:

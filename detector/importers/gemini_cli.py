@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from .builder import TranscriptBuilder, as_dict, as_list, output_text, require_str
 from .source import Source
-from .transcript import Transcript, TranscriptError
+from .stream import whole_document
+from .transcript import Transcript
 
 NAME = "gemini-cli"
 VERSION = "gemini-cli/1"
@@ -27,12 +28,7 @@ VERSION = "gemini-cli/1"
 
 def parse(source: Source) -> Transcript:
     builder = TranscriptBuilder(source, NAME, VERSION)
-    try:
-        document = source.json_document()
-    except TranscriptError:
-        if "\n" not in source.text.strip():
-            raise
-        document = None  # not one JSON value: the JSON Lines form
+    document = whole_document(source)
     if isinstance(document, dict) and isinstance(document.get("messages"), list):
         _header(builder, document)
         messages = [(None, message) for message in document["messages"]]

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from .builder import TranscriptBuilder, as_dict, as_list, output_text, require_str, tool_args
 from .source import Source
-from .stream import is_sse, stream_records
-from .transcript import Transcript, TranscriptError
+from .stream import stream_records, whole_document
+from .transcript import Transcript
 
 NAME = "openai"
 VERSION = "openai/1"
@@ -21,14 +21,7 @@ VERSION = "openai/1"
 
 def parse(source: Source) -> Transcript:
     builder = TranscriptBuilder(source, NAME, VERSION)
-    document = None
-    if not is_sse(source):
-        try:
-            document = source.json_document()
-        except TranscriptError:
-            if source.text.lstrip().startswith("["):
-                raise
-            # not one JSON value: JSON Lines, read as a stream below
+    document = whole_document(source)
     if isinstance(document, list):
         _messages(builder, document, "")
     elif isinstance(document, dict) and "messages" in document and "choices" not in document:

@@ -21,7 +21,8 @@ import json
 
 from .builder import TranscriptBuilder, as_dict, as_list, epoch_seconds, output_text, require_str, tool_args
 from .source import Source, type_name
-from .transcript import Transcript, TranscriptError
+from .stream import whole_document
+from .transcript import Transcript
 
 NAME = "otel"
 VERSION = "otel/1"
@@ -39,12 +40,8 @@ MODEL_KEYS = ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name",
 
 def parse(source: Source) -> Transcript:
     builder = TranscriptBuilder(source, NAME, VERSION)
-    try:
-        documents = [(None, source.json_document())]
-    except TranscriptError:
-        if "\n" not in source.text.strip():
-            raise
-        documents = list(source.json_lines())
+    document = whole_document(source)
+    documents = [(None, document)] if document is not None else list(source.json_lines())
     spans = []
     for line, document in documents:
         spans.extend(_spans(source, document, line))

@@ -6,6 +6,7 @@ the same records; each comes with the line it starts on. O(n) in bytes.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 from .source import Source
@@ -61,3 +62,22 @@ def _event_records(source: Source, data: list[str], start: int) -> Iterator[tupl
         yield from records
         return
     yield start, record
+
+
+def whole_document(source: Source) -> object | None:
+    """The file as one JSON value, or None when it is a stream to read record
+    by record (SSE, or JSON Lines: several lines, the first a JSON value of
+    its own). A pretty-printed document that is cut short stays an error."""
+    if is_sse(source):
+        return None
+    try:
+        return source.json_document()
+    except TranscriptError as document_error:
+        lines = source.lines()
+        if len(lines) < 2 or lines[0][1].lstrip().startswith("["):
+            raise
+        try:
+            json.loads(lines[0][1])
+        except (ValueError, RecursionError):
+            raise document_error from None  # a document cut short: say where
+        return None

@@ -12,6 +12,8 @@ from detector.importers import FORMATS, TranscriptError, parse_bytes
 from tests.shared_paths import FORMATS_DIR
 
 CODEX = next((FORMATS_DIR / "codex_cli").iterdir()).read_bytes()
+GEMINI = (FORMATS_DIR / "gemini_cli/kvsankar__agent-history__gemini_golden.json").read_bytes()
+OTEL = (FORMATS_DIR / "otel/Arize-ai__openinference__ai-streamText-doStream.json").read_bytes()
 EVENTS = b'{"type": "turn"}\n{"type": "content", "text": "h\xc3\xa9"}\n'
 
 
@@ -65,7 +67,15 @@ EVENTS = b'{"type": "turn"}\n{"type": "content", "text": "h\xc3\xa9"}\n'
         (b"[1, 2]", "otel", "x.jsonl: not OpenTelemetry spans: got a number"),
         (b'{"messages": 3}', "gemini-cli", "x.jsonl: line 1: not a Gemini CLI record"),
         (b'[{"role": "user", "content": "hi"}', "openai", "x.jsonl: line 1: truncated JSON"),
-        (b"[" * 100000, "auto", "x.jsonl: could not tell the format"),
+        (b"[" * 100000, "auto", "x.jsonl: JSON nested too deeply"),
+        (GEMINI[:700], "auto", "x.jsonl: line 22: truncated JSON: Unterminated string starting at (column 26)"),
+        (GEMINI[:700], "gemini-cli", "x.jsonl: line 22: truncated JSON: Unterminated string starting at (column 26)"),
+        (OTEL[:1200], "otel", "x.jsonl: line 24: truncated JSON: Unterminated string starting at (column 27)"),
+        (
+            b'{"type": "turn"}\n{"type": "turn"',
+            "auto",
+            "x.jsonl: line 2: truncated JSON: Expecting ',' delimiter (column 16)",
+        ),
         (b"[" * 100000 + b"]" * 100000, "otel", "x.jsonl: JSON nested too deeply"),
         (b"{}", "nonsense", "x.jsonl: unknown format 'nonsense' (known: auto, " + ", ".join(FORMATS) + ")"),
     ],
