@@ -58,6 +58,9 @@ class ReplayRun(models.Model):
     profile = models.CharField(max_length=100)
     state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED, db_index=True)
     attempts = models.PositiveIntegerField(default=0, help_text="times a worker claimed it")
+    # The Celery task id that claimed it: a redelivery or retry of that same
+    # task may claim it again (its worker died), any other task may not.
+    claimed_by = models.CharField(max_length=64, blank=True)
     error = models.TextField(blank=True)
     started = models.DateTimeField(null=True, blank=True)
     finished = models.DateTimeField(null=True, blank=True)

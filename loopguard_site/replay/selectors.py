@@ -1,0 +1,90 @@
+"""Reads of the replay app: profiles a replay may use, sessions a selection
+picks, jobs, and stored detections."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from django.db.models import QuerySet
+
+from detector.config import Config, builtin_config
+from loopguard_site.transcripts.models import Session
+
+from .models import Detection, ReplayJob, ReplayRun
+
+SESSION_FILTER_KEYS = ("model", "format", "tag")
+
+
+def replay_config() -> Config:
+    """The profiles replays run. The built-in ones for now; stored profiles
+    (issue 8) will join them here."""
+    return builtin_config()
+
+
+def profile_names() -> list[str]:
+    return list(replay_config().profiles)
+
+
+def session_ids_matching(session_filter: dict[str, str]) -> Iterator[int]:
+    """Ids of the sessions the filter picks (every session for `{}`), oldest
+    first. Keys: `model` and `format` (exact), `tag` (one of the session's tags)."""
+    sessions = Session.objects.order_by("id")
+    if session_filter.get("model"):
+        sessions = sessions.filter(model=session_filter["model"])
+    if session_filter.get("format"):
+        sessions = sessions.filter(source_format=session_filter["format"])
+    tag = session_filter.get("tag")
+    # Tags are matched here rather than with a JSON `contains` lookup, which
+    # SQLite (the embedded mode's database) does not support.
+    for session_id, tags in sessions.values_list("id", "tags").iterator(chunk_size=2000):
+        if not tag or tag in tags:
+            yield session_id
+
+
+def existing_session_ids(session_ids: list[int]) -> set[int]:
+    return set(Session.objects.filter(pk__in=session_ids).values_list("id", flat=True))
+
+
+def replay_job_get(job_id: int) -> ReplayJob | None:
+    return ReplayJob.objects.filter(pk=job_id).first()
+
+
+def job_runs_of_session(*, job_id: int, session_id: int) -> list[ReplayRun]:
+    return list(ReplayRun.objects.filter(job_id=job_id, session_id=session_id).select_related("session").order_by("id"))
+
+
+def job_queued_session_ids(*, job_id: int, after_session_id: int, limit: int) -> list[int]:
+    """The next `limit` sessions (by id, after `after_session_id`) with a queued run."""
+    runs = ReplayRun.objects.filter(job_id=job_id, session_id__gt=after_session_id, state=ReplayRun.State.QUEUED)
+    return list(runs.order_by("session_id").values_list("session_id", flat=True).distinct()[:limit])
+
+
+def session_detections(*, session_id: int, profile: str | None = None) -> QuerySet[Detection]:
+    """A session's stored detections in firing order (by profile first)."""
+    detections = Detection.objects.filter(session_id=session_id)
+    if profile:
+        detections = detections.filter(profile=profile)
+    return detections.order_by("profile", "event_seq", "id")
+
+
+def detection_to_dict(detection: Detection) -> dict:
+    """A stored detection as event-format.md defines it, plus `id` and `profile`."""
+    data = {
+        "id": detection.pk,
+        "profile": detection.profile,
+        "detector": detection.detector,
+        "type": detection.type,
+        "channel": detection.channel,
+        "start": detection.start,
+        "end": detection.end,
+        "at": detection.at,
+        "unit": detection.unit,
+        "period": detection.period,
+        "repeats": detection.repeats,
+        "action": detection.action,
+        "message": detection.message,
+        "turn": detection.turn,
+    }
+    if detection.extra:
+        data["extra"] = detection.extra
+    return data

@@ -1,0 +1,310 @@
+"""Writes of the replay app: replaying a session, and replay jobs.
+
+`replay_session` is the one replay: the Monitor over a session's stored
+events, results stored per session × profile (a re-run replaces them). Jobs
+fan that out over sessions × profiles: one Celery task per session, enqueued
+in chunks by a dispatcher task so a job over every session costs the request
+one message; each run is claimed once with a conditional UPDATE, and the
+job's counters move with F() expressions in the transaction that stores the
+run's results, so a redelivered task can neither lose nor double-count one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import InterfaceError, OperationalError, transaction
+from django.db.models import Case, F, Q, Value, When
+from django.utils import timezone
+
+from detector.base import StreamContext
+from detector.config import Config
+from detector.detection import Checkpoint
+from detector.detection import Detection as Found
+from detector.events import EventError
+from detector.monitor import Monitor
+from loopguard_site.transcripts.models import Event, Session
+
+from .messages import send_job_progress
+from .models import CheckpointEvaluation, Detection, ReplayJob, ReplayRun
+from .selectors import (
+    SESSION_FILTER_KEYS,
+    existing_session_ids,
+    job_queued_session_ids,
+    job_runs_of_session,
+    profile_names,
+    replay_config,
+    session_ids_matching,
+)
+
+EVENT_CHUNK = 2000  # events read per database round trip
+ROW_BATCH = 1000  # rows per INSERT
+DISPATCH_CHUNK = 500  # session tasks one dispatcher task enqueues
+
+
+class ReplayRequestError(ValueError):
+    """A replay request that cannot be run; `field` names the culprit."""
+
+    def __init__(self, message: str, *, field: str):
+        super().__init__(message)
+        self.field = field
+
+
+class ReplayError(RuntimeError):
+    """A session that cannot be replayed (a stored event the monitor refuses)."""
+
+
+@dataclass(frozen=True)
+class ReplaySummary:
+    """What a replay found, as stored on its `ReplayRun` (fields of the same names)."""
+
+    detection_count: int = 0
+    first_detection_at: int | None = None
+    first_detection_start: int | None = None
+    first_detection_channel: str = ""
+    first_detection_detector: str = ""
+    first_detection_type: str = ""
+    first_detection_seq: int | None = None
+    spent_after_loop: int | None = None
+
+
+def replay_summary(found: list[tuple[int, Found]], ctx: StreamContext) -> ReplaySummary:
+    """The summary of a replay's detections (with the seq of the event that
+    fired each, in firing order) and the monitor's final positions."""
+    if not found:
+        return ReplaySummary()
+    seq, first = found[0]
+    if first.channel in ctx.offsets:
+        spent = ctx.offsets[first.channel] - first.start
+    elif first.channel == "tools":
+        spent = ctx.tool_calls - first.start
+    else:  # the `session` channel has no positions to count
+        spent = None
+    return ReplaySummary(
+        detection_count=len(found),
+        first_detection_at=first.at,
+        first_detection_start=first.start,
+        first_detection_channel=first.channel,
+        first_detection_detector=first.detector,
+        first_detection_type=first.type,
+        first_detection_seq=seq,
+        spent_after_loop=spent,
+    )
+
+
+def replay_session(
+    *, session: Session, profile_name: str, config: Config | None = None, run: ReplayRun | None = None
+) -> ReplaySummary:
+    """Run the profile over the session's stored events, in seq order, and
+    store every detection and checkpoint evaluation in place of that session
+    × profile's earlier ones. With `run`, the run is marked done with the
+    summary, and its job counted, in the same transaction."""
+    monitor = Monitor(profile_name, config=config or replay_config(), model=session.model)
+    found: list[tuple[int, Found]] = []
+    checkpoints: list[tuple[int, Checkpoint]] = []
+    events = Event.objects.filter(session=session).order_by("seq").values_list("seq", "data")
+    for seq, data in events.iterator(chunk_size=EVENT_CHUNK):
+        try:
+            found.extend((seq, detection) for detection in monitor.feed(data))
+        except EventError as exc:
+            raise ReplayError(f"session {session.pk}, event {seq}: {exc}") from exc
+        checkpoints.extend((seq, checkpoint) for checkpoint in monitor.take_checkpoints())
+    summary = replay_summary(found, monitor.ctx)
+    with transaction.atomic():
+        # One writer per session at a time: two replays of the same pair
+        # (a duplicate delivery) must not both delete, then both insert.
+        list(Session.objects.select_for_update().filter(pk=session.pk).values_list("pk"))
+        _results_replace(session, profile_name, run, found, checkpoints)
+        if run is not None:
+            _run_finished(run, ReplayRun.State.DONE, summary=summary)
+    return summary
+
+
+def _results_replace(
+    session: Session,
+    profile: str,
+    run: ReplayRun | None,
+    found: list[tuple[int, Found]],
+    checkpoints: list[tuple[int, Checkpoint]],
+) -> None:
+    Detection.objects.filter(session=session, profile=profile).delete()
+    CheckpointEvaluation.objects.filter(session=session, profile=profile).delete()
+    Detection.objects.bulk_create(
+        (Detection(session=session, profile=profile, run=run, event_seq=seq, **asdict(d)) for seq, d in found),
+        batch_size=ROW_BATCH,
+    )
+    CheckpointEvaluation.objects.bulk_create(
+        (
+            CheckpointEvaluation(
+                session=session,
+                profile=profile,
+                run=run,
+                event_seq=seq,
+                detector=c.detector,
+                channel=c.channel,
+                checkpoint=c.checkpoint,
+                start=c.start,
+                end=c.end,
+                check_name=c.check,
+                result=c.result,
+                turn=c.turn,
+            )
+            for seq, c in checkpoints
+        ),
+        batch_size=ROW_BATCH,
+    )
+
+
+def _run_finished(run: ReplayRun, state: str, *, summary: ReplaySummary | None = None, error: str = "") -> None:
+    """Mark the run finished and count it on its job (call inside a transaction)."""
+    fields = asdict(summary) if summary is not None else {}
+    ReplayRun.objects.filter(pk=run.pk).update(state=state, error=error, finished=timezone.now(), **fields)
+    failed = 1 if state == ReplayRun.State.FAILED else 0
+    ReplayJob.objects.filter(pk=run.job_id).update(done=F("done") + 1, failed=F("failed") + failed)
+    # The last run to finish closes a running job: failed if every run failed.
+    ReplayJob.objects.filter(pk=run.job_id, state=ReplayJob.State.RUNNING, done=F("total")).update(
+        state=Case(When(failed=F("total"), then=Value(ReplayJob.State.FAILED)), default=Value(ReplayJob.State.DONE)),
+        finished=timezone.now(),
+    )
+
+
+def replay_run_claim(*, run_id: int, claim: str) -> bool:
+    """Take the run for the task `claim`: a queued run, or one this same task
+    had claimed before (a redelivery after its worker died, or a retry).
+    Exactly one of several tasks racing for a run gets True."""
+    claimable = Q(state=ReplayRun.State.QUEUED) | Q(state=ReplayRun.State.RUNNING, claimed_by=claim)
+    taken = ReplayRun.objects.filter(claimable, pk=run_id).update(
+        state=ReplayRun.State.RUNNING, claimed_by=claim, attempts=F("attempts") + 1, started=timezone.now()
+    )
+    return taken == 1
+
+
+def replay_job_session_execute(*, job_id: int, session_id: int, claim: str) -> None:
+    """Replay one session through each profile of the job whose run this task
+    can claim (see `replay_run_claim`); a run that fails is recorded as failed
+    and the others go on. Database outages propagate, for the task to retry."""
+    for run in job_runs_of_session(job_id=job_id, session_id=session_id):
+        if not replay_run_claim(run_id=run.pk, claim=claim):
+            continue
+        ReplayJob.objects.filter(pk=job_id, state=ReplayJob.State.QUEUED).update(
+            state=ReplayJob.State.RUNNING, started=timezone.now()
+        )
+        try:
+            replay_session(session=run.session, profile_name=run.profile, run=run)
+        except (OperationalError, InterfaceError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - any other failure belongs to this run alone
+            with transaction.atomic():
+                _run_finished(run, ReplayRun.State.FAILED, error=f"{type(exc).__name__}: {exc}")
+        job = ReplayJob.objects.get(pk=job_id)
+        send_job_progress(job)
+
+
+def replay_job_create(
+    *,
+    user: AbstractBaseUser | None,
+    profiles: list[str],
+    session_ids: list[int] | None = None,
+    all_sessions: bool = False,
+    session_filter: dict[str, str] | None = None,
+) -> ReplayJob:
+    """A job replaying the chosen sessions (a list of ids, or all sessions,
+    optionally filtered) through each profile; its tasks are enqueued once
+    the job is committed."""
+    profiles = _checked_profiles(profiles)
+    if all_sessions == (session_ids is not None):
+        raise ReplayRequestError('give either "sessions": [ids] or "all": true', field="sessions")
+    if all_sessions:
+        session_filter = _checked_filter(session_filter or {})
+        chosen = list(session_ids_matching(session_filter))
+        selection: dict = {"all": True, "filter": session_filter}
+        if not chosen:
+            raise ReplayRequestError("no session matches the filter", field="filter")
+    else:
+        if session_filter:
+            raise ReplayRequestError('a filter applies to "all": true only', field="filter")
+        chosen = _checked_session_ids(session_ids)
+        selection = {"sessions": chosen}
+    with transaction.atomic():
+        job = ReplayJob.objects.create(
+            created_by=user, profiles=profiles, selection=selection, total=len(chosen) * len(profiles)
+        )
+        ReplayRun.objects.bulk_create(
+            (ReplayRun(job=job, session_id=session_id, profile=p) for session_id in chosen for p in profiles),
+            batch_size=ROW_BATCH,
+        )
+        transaction.on_commit(lambda: _dispatch(job.pk))
+    return job
+
+
+def _dispatch(job_id: int, after_session_id: int = 0, queue: str | None = None) -> None:
+    from .tasks import replay_job_dispatch  # tasks import this module
+
+    replay_job_dispatch.apply_async((job_id, after_session_id), queue=queue)
+
+
+def _checked_profiles(profiles: object) -> list[str]:
+    if not isinstance(profiles, list) or not profiles or not all(isinstance(p, str) for p in profiles):
+        raise ReplayRequestError('"profiles" must be a non-empty list of profile names', field="profiles")
+    known = profile_names()
+    unknown = [p for p in profiles if p not in known]
+    if unknown:
+        raise ReplayRequestError(f"unknown profile {unknown[0]!r} (known: {', '.join(known)})", field="profiles")
+    return list(dict.fromkeys(profiles))
+
+
+def _checked_filter(session_filter: object) -> dict[str, str]:
+    if not isinstance(session_filter, dict):
+        raise ReplayRequestError('"filter" must be an object', field="filter")
+    for key, value in session_filter.items():
+        if key not in SESSION_FILTER_KEYS:
+            raise ReplayRequestError(
+                f"unknown filter key {key!r} (known: {', '.join(SESSION_FILTER_KEYS)})", field=f"filter.{key}"
+            )
+        if not isinstance(value, str):
+            raise ReplayRequestError(f"filter.{key} must be a string", field=f"filter.{key}")
+    return {key: value for key, value in session_filter.items() if value}
+
+
+def _checked_session_ids(session_ids: object) -> list[int]:
+    if (
+        not isinstance(session_ids, list)
+        or not session_ids
+        or not all(isinstance(i, int) and not isinstance(i, bool) for i in session_ids)
+    ):
+        raise ReplayRequestError('"sessions" must be a non-empty list of session ids', field="sessions")
+    chosen = list(dict.fromkeys(session_ids))
+    missing = sorted(set(chosen) - existing_session_ids(chosen))
+    if missing:
+        raise ReplayRequestError(f"no session with id {missing[0]}", field="sessions")
+    return chosen
+
+
+def replay_job_enqueue_chunk(*, job_id: int, after_session_id: int, queue: str | None) -> None:
+    """Enqueue the session tasks of the next chunk of the job's queued runs,
+    then the dispatcher of the chunk after it; stops on a cancelled job."""
+    from .tasks import replay_session_runs  # tasks import this module
+
+    job = ReplayJob.objects.filter(pk=job_id).exclude(state=ReplayJob.State.CANCELLED).first()
+    if job is None:
+        return
+    session_ids = job_queued_session_ids(job_id=job_id, after_session_id=after_session_id, limit=DISPATCH_CHUNK)
+    with replay_session_runs.app.producer_or_acquire() as producer:
+        for session_id in session_ids:
+            replay_session_runs.apply_async((job_id, session_id), queue=queue, producer=producer)
+    if len(session_ids) == DISPATCH_CHUNK:
+        _dispatch(job_id, session_ids[-1], queue)
+
+
+def replay_job_cancel(*, job: ReplayJob) -> ReplayJob:
+    """Stop a queued or running job: its queued runs are cancelled (their
+    tasks find nothing to claim); runs already running finish."""
+    with transaction.atomic():
+        ReplayJob.objects.filter(pk=job.pk, state__in=[ReplayJob.State.QUEUED, ReplayJob.State.RUNNING]).update(
+            state=ReplayJob.State.CANCELLED, finished=timezone.now()
+        )
+        ReplayRun.objects.filter(job=job, state=ReplayRun.State.QUEUED).update(state=ReplayRun.State.CANCELLED)
+    job.refresh_from_db()
+    send_job_progress(job)
+    return job

@@ -1,0 +1,35 @@
+"""Celery tasks of replay jobs: thin interfaces to the services.
+
+Both are acknowledged late and rejected (so redelivered) when their worker
+dies: a session task that ran halfway runs again under the same task id,
+re-claims its runs and replaces their results, so nothing is doubled. A
+database outage is retried with backoff, under the same task id too.
+"""
+
+from __future__ import annotations
+
+from celery import shared_task
+from django.db import InterfaceError, OperationalError
+
+from .services import replay_job_enqueue_chunk, replay_job_session_execute
+
+RELIABLE = {
+    "bind": True,
+    "acks_late": True,
+    "reject_on_worker_lost": True,
+    "autoretry_for": (OperationalError, InterfaceError),
+    "retry_backoff": True,
+    "max_retries": 5,
+}
+
+
+@shared_task(**RELIABLE)
+def replay_job_dispatch(self, job_id: int, after_session_id: int = 0) -> None:
+    # Session tasks follow the dispatcher onto the queue it was sent to.
+    queue = (self.request.delivery_info or {}).get("routing_key")
+    replay_job_enqueue_chunk(job_id=job_id, after_session_id=after_session_id, queue=queue)
+
+
+@shared_task(**RELIABLE)
+def replay_session_runs(self, job_id: int, session_id: int) -> None:
+    replay_job_session_execute(job_id=job_id, session_id=session_id, claim=self.request.id)
