@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from .base import Detector, StreamContext
 from .detection import Detection
-from .params import action_param, param
+from .params import ConfigError, action_param, param
 from .tool_keys import ErrorStreak, digest, failed, tools_detection
 
 
@@ -74,6 +74,10 @@ class BackoffParams:
     jitter_low: float = param(0.10, low=0.0, high=1.0, step=0.05, doc="smallest jitter fraction added")
     jitter_high: float = param(0.20, low=0.0, high=1.0, step=0.05, doc="largest jitter fraction added")
     action: str = action_param("warn")
+
+    def __post_init__(self) -> None:
+        if self.jitter_high < self.jitter_low:
+            raise ConfigError(f"jitter_high: {self.jitter_high} is below jitter_low {self.jitter_low}")
 
 
 class BackoffAdvice(Detector):

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from .base import Detector, StreamContext
 from .detection import Detection
-from .params import action_param, param
+from .params import ConfigError, action_param, param
 from .tool_keys import ErrorStreak, failed, tools_detection
 
 # After a finish for these reasons the model goes on by itself.
@@ -43,6 +43,10 @@ class HealthParams:
         5, low=0, high=50, step=1, doc="failed tool results in a row that fire (0: off)"
     )
     errors_action: str = action_param("force_text")
+
+    def __post_init__(self) -> None:
+        if self.stall_seconds and self.idle_seconds and self.idle_seconds <= self.stall_seconds:
+            raise ConfigError(f"idle_seconds: {self.idle_seconds} must be above stall_seconds {self.stall_seconds}")
 
 
 class StreamHealth(Detector):

@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from .base import Detector, StreamContext
+from .base import StreamContext
 from .detection import Detection
 from .params import action_param, param
-from .tool_keys import PendingCalls, ToolKeyParams, allowlisted, call_key, failed, tools_detection
+from .tool_keys import CallKey, ToolCallDetector, ToolKeyParams, failed, tools_detection
 
 
 @dataclass(frozen=True)
@@ -36,31 +36,19 @@ class _Failure:
     count: int
 
 
-class RepeatedFailure(Detector):
+class RepeatedFailure(ToolCallDetector):
     name = "repeated_failure"
     Params = RepeatedFailureParams
     builtin = {"default": {}}
 
     def __init__(self, params: RepeatedFailureParams | None = None):
         super().__init__(params)
-        self.ignored = frozenset(self.params.ignored_fields)
         self.failures: OrderedDict[str, _Failure] = OrderedDict()
-        self.pending = PendingCalls()
 
-    def feed(self, event: dict, ctx: StreamContext) -> list[Detection]:
-        kind = event["type"]
-        if kind == "tool_call":
-            return self._call(event, ctx)
-        if kind == "tool_result":
-            self._result(event)
-        return []
-
-    def _call(self, event: dict, ctx: StreamContext) -> list[Detection]:
+    def on_call(self, key: CallKey, event: dict, ctx: StreamContext) -> list[Detection]:
         p = self.params
-        if allowlisted(event["name"], p.allowlist):
+        if self.exempt(key):
             return []
-        key = call_key(event, self.ignored)
-        self.pending.add(ctx.tool_calls, key, event.get("id"))
         failure = self.failures.get(key.digest)
         if failure is None or failure.count < p.min_failures:
             return []
@@ -79,11 +67,9 @@ class RepeatedFailure(Detector):
         )
         return [detection]
 
-    def _result(self, event: dict) -> None:
-        taken = self.pending.take(event)
-        if taken is None:
-            return
-        index, key = taken
+    def on_result(self, index: int, key: CallKey, event: dict, ctx: StreamContext) -> list[Detection]:
+        if self.exempt(key):
+            return []
         if event.get("ok") is True:
             self.failures.pop(key.digest, None)
         elif failed(event):
@@ -95,3 +81,4 @@ class RepeatedFailure(Detector):
             else:
                 failure.last, failure.count = index, failure.count + 1
                 self.failures.move_to_end(key.digest)
+        return []

@@ -21,10 +21,10 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from .base import Detector, StreamContext
+from .base import StreamContext
 from .detection import Detection
 from .params import action_param, param
-from .tool_keys import PendingCalls, ToolKeyParams, allowlisted, call_key, failed, result_digest, tools_detection
+from .tool_keys import CallKey, ToolCallDetector, ToolKeyParams, failed, result_digest, tools_detection
 
 
 @dataclass(frozen=True)
@@ -45,34 +45,22 @@ class _Seen:
     result: str | None  # digest of the latest result, None before one arrives
 
 
-class ToolDedup(Detector):
+class ToolDedup(ToolCallDetector):
     name = "tool_dedup"
     Params = ToolDedupParams
     builtin = {"default": {}}
 
     def __init__(self, params: ToolDedupParams | None = None):
         super().__init__(params)
-        self.ignored = frozenset(self.params.ignored_fields)
         self.seen: OrderedDict[str, _Seen] = OrderedDict()
-        self.pending = PendingCalls()
         self.previous: str | None = None  # digest of the call just before
 
-    def feed(self, event: dict, ctx: StreamContext) -> list[Detection]:
-        kind = event["type"]
-        if kind == "tool_call":
-            return self._call(event, ctx)
-        if kind == "tool_result":
-            self._result(event)
-        return []
-
-    def _call(self, event: dict, ctx: StreamContext) -> list[Detection]:
+    def on_call(self, key: CallKey, event: dict, ctx: StreamContext) -> list[Detection]:
         p = self.params
         index = ctx.tool_calls
-        if allowlisted(event["name"], p.allowlist):
+        if self.exempt(key):
             self.previous = None
             return []
-        key = call_key(event, self.ignored)
-        self.pending.add(index, key, event.get("id"))
         in_a_row, self.previous = self.previous == key.digest, key.digest
         seen = self.seen.get(key.digest)
         if seen is None:
@@ -100,18 +88,15 @@ class ToolDedup(Detector):
         )
         return [detection]
 
-    def _result(self, event: dict) -> None:
-        taken = self.pending.take(event)
-        if taken is None:
-            return
-        digest = taken[1].digest
-        seen = self.seen.get(digest)
+    def on_result(self, index: int, key: CallKey, event: dict, ctx: StreamContext) -> list[Detection]:
+        seen = self.seen.get(key.digest)
         if seen is None:
-            return
+            return []
         if failed(event):
-            del self.seen[digest]
-            return
+            del self.seen[key.digest]
+            return []
         outcome = result_digest(event)
         if seen.result is not None and outcome != seen.result:
             seen.count = 1
         seen.result = outcome
+        return []

@@ -21,9 +21,9 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from .base import StreamContext
+from .base import Detector, StreamContext
 from .detection import Detection
-from .params import param
+from .params import ConfigError, param
 from .tool_messages import message_for
 
 UNIT_CHARS = 160
@@ -57,6 +57,17 @@ class ToolKeyParams:
     allowlist: list = param(
         DEFAULT_ALLOWLIST, tune=False, doc="tool-name globs exempt from repetition rules (polling, debugger steps)"
     )
+
+    def __post_init__(self) -> None:
+        for name in ("ignored_fields", "allowlist"):
+            if not all(isinstance(item, str) for item in getattr(self, name)):
+                raise ConfigError(f"{name}: expected a list of strings")
+
+
+def check_ladder(first: str, first_at: int, then: str, then_at: int) -> None:
+    """A rule's escalation must come after its first threshold (0: off)."""
+    if first_at and then_at and then_at <= first_at:
+        raise ConfigError(f"{then}: {then_at} must be above {first} {first_at} (or 0: off)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +164,46 @@ class PendingCalls:
 
     def clear(self) -> None:
         self._calls.clear()
+
+
+class ToolCallDetector(Detector):
+    """Base of the detectors that work on call keys: it keys every call,
+    pairs every result with its call, and hands them on as
+    `on_call(key, event, ctx)` and `on_result(index, key, event, ctx)`;
+    other events go to `on_event`. Allowlisted calls are keyed and paired
+    too (so results without ids stay in step) and `exempt(key)` tells them
+    apart. A new request (`turn`, `user`) drops the calls still waiting.
+    `Params` must extend `ToolKeyParams`."""
+
+    def __init__(self, params: Any = None):
+        super().__init__(params)
+        self.ignored = frozenset(self.params.ignored_fields)
+        self.pending = PendingCalls()
+
+    def exempt(self, key: CallKey) -> bool:
+        return allowlisted(key.name, self.params.allowlist)
+
+    def feed(self, event: dict, ctx: StreamContext) -> list[Detection]:
+        kind = event["type"]
+        if kind == "tool_call":
+            key = call_key(event, self.ignored)
+            self.pending.add(ctx.tool_calls, key, event.get("id"))
+            return self.on_call(key, event, ctx)
+        if kind == "tool_result":
+            taken = self.pending.take(event)
+            return [] if taken is None else self.on_result(taken[0], taken[1], event, ctx)
+        if kind in ("turn", "user"):
+            self.pending.clear()  # a new request: results of calls still waiting never came
+        return self.on_event(event, ctx)
+
+    def on_call(self, key: CallKey, event: dict, ctx: StreamContext) -> list[Detection]:
+        raise NotImplementedError
+
+    def on_result(self, index: int, key: CallKey, event: dict, ctx: StreamContext) -> list[Detection]:
+        return []
+
+    def on_event(self, event: dict, ctx: StreamContext) -> list[Detection]:
+        return []
 
 
 def calls_read(event: dict | None, ctx: StreamContext) -> int:

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import Detector, StreamContext
+from .base import StreamContext
 from .detection import Detection
-from .params import action_param, param
-from .tool_keys import PendingCalls, ToolKeyParams, allowlisted, call_key, failed, tools_detection
+from .params import ConfigError, action_param, param
+from .tool_keys import CallKey, ToolCallDetector, ToolKeyParams, failed, tools_detection
 from .tool_messages import NOTICES
 
 UNIT_SEPARATOR = " + "
@@ -37,16 +37,19 @@ class ToolOutcomesParams(ToolKeyParams):
     )
     force_text_action: str = action_param("force_text")
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.force_text_at < self.warn_at:
+            raise ConfigError(f"force_text_at: {self.force_text_at} is below warn_at {self.warn_at}")
 
-class ToolOutcomes(Detector):
+
+class ToolOutcomes(ToolCallDetector):
     name = "tool_outcomes"
     Params = ToolOutcomesParams
     builtin = {"default": {}}
 
     def __init__(self, params: ToolOutcomesParams | None = None):
         super().__init__(params)
-        self.ignored = frozenset(self.params.ignored_fields)
-        self.pending = PendingCalls()
         self.count = 0
         self.fingerprint: tuple[str, ...] = ()
         self.run_start = 0
@@ -57,20 +60,16 @@ class ToolOutcomes(Detector):
     def _new_batch(self) -> None:
         self.batch: list[tuple[int, str, str]] = []  # (index, digest, text) per call
         self.outcomes: dict[int, bool] = {}  # call index -> failed
-        self.exempt = False
+        self.has_exempt = False
         self.answered = False
 
     def _reset(self) -> None:
         self.count = 0
         self.fingerprint = ()
 
-    def feed(self, event: dict, ctx: StreamContext) -> list[Detection]:
+    def on_event(self, event: dict, ctx: StreamContext) -> list[Detection]:
         kind = event["type"]
-        if kind == "tool_call":
-            self._call(event, ctx)
-        elif kind == "tool_result":
-            return self._result(event, ctx)
-        elif kind == "content":
+        if kind == "content":
             self.turn_text = self.turn_text or bool(event["text"].strip())
         elif kind == "finish":
             self._end_turn()
@@ -81,7 +80,6 @@ class ToolOutcomes(Detector):
             if kind == "user":
                 self._reset()
             self._new_batch()
-            self.pending.clear()
             self.turn_calls, self.turn_text = 0, False
         return []
 
@@ -90,28 +88,26 @@ class ToolOutcomes(Detector):
         if self.turn_text and not self.turn_calls:
             self._reset()
 
-    def _call(self, event: dict, ctx: StreamContext) -> None:
+    def on_call(self, key: CallKey, event: dict, ctx: StreamContext) -> list[Detection]:
         if self.answered:
             self._new_batch()
-        key = call_key(event, self.ignored)
         self.batch.append((ctx.tool_calls, key.digest, key.text))
-        self.exempt = self.exempt or allowlisted(key.name, self.params.allowlist)
-        self.pending.add(ctx.tool_calls, key, event.get("id"))
+        self.has_exempt = self.has_exempt or self.exempt(key)
         self.turn_calls += 1
+        return []
 
-    def _result(self, event: dict, ctx: StreamContext) -> list[Detection]:
-        taken = self.pending.take(event)
-        if taken is None or not self.batch or taken[0] < self.batch[0][0]:
+    def on_result(self, index: int, key: CallKey, event: dict, ctx: StreamContext) -> list[Detection]:
+        if not self.batch or index < self.batch[0][0]:
             return []
         self.answered = True
-        self.outcomes[taken[0]] = failed(event)
+        self.outcomes[index] = failed(event)
         if len(self.outcomes) < len(self.batch):
             return []
         return self._batch_done(event, ctx)
 
     def _batch_done(self, event: dict, ctx: StreamContext) -> list[Detection]:
         p = self.params
-        if self.exempt or not all(self.outcomes.values()):
+        if self.has_exempt or not all(self.outcomes.values()):
             self._reset()
             return []
         fingerprint = tuple(digest for _, digest, _ in self.batch)

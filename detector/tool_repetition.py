@@ -31,11 +31,11 @@ import fnmatch
 from collections import deque
 from dataclasses import dataclass
 
-from .base import Detector, StreamContext
+from .base import StreamContext
 from .detection import Detection
-from .params import action_param, param
+from .params import ConfigError, action_param, param
 from .period import PeriodTracker
-from .tool_keys import CallKey, PendingCalls, ToolKeyParams, allowlisted, call_key, result_digest, tools_detection
+from .tool_keys import CallKey, ToolCallDetector, ToolKeyParams, check_ladder, result_digest, tools_detection
 
 INTENSIVE_TOOLS = ["read_file", "read_many_files", "glob", "search_file_content", "ls"]
 
@@ -68,6 +68,16 @@ class ToolRepetitionParams(ToolKeyParams):
     strict_other_threshold: int = param(5, low=2, high=20, step=1, doc="calls of any other tool per request that fire")
     strict_action: str = action_param("stop")
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_ladder(
+            "consecutive_threshold", self.consecutive_threshold, "consecutive_escalation", self.consecutive_escalation
+        )
+        check_ladder("cycle_repeats", self.cycle_repeats, "cycle_escalation", self.cycle_escalation)
+        for name in ("strict_models", "intensive_tools"):
+            if not all(isinstance(item, str) for item in getattr(self, name)):
+                raise ConfigError(f"{name}: expected a list of strings")
+
 
 def _plain(tool_name: str) -> str:
     """A tool name without case or separators: read_file, ReadFile and read-file are one tool."""
@@ -80,7 +90,7 @@ def _primitive(unit: list[str]) -> bool:
     return not any(p % d == 0 and all(unit[i] == unit[i - d] for i in range(d, p)) for d in range(1, p))
 
 
-class ToolRepetition(Detector):
+class ToolRepetition(ToolCallDetector):
     name = "tool_repetition"
     Params = ToolRepetitionParams
     builtin = {
@@ -100,8 +110,6 @@ class ToolRepetition(Detector):
     def __init__(self, params: ToolRepetitionParams | None = None):
         super().__init__(params)
         p = self.params
-        self.ignored = frozenset(p.ignored_fields)
-        self.pending = PendingCalls()
         self.cycles = PeriodTracker(max_period=p.cycle_max_period, min_elements=2)
         self.recent: deque[CallKey | None] = deque(maxlen=p.cycle_max_period)
         self.intensive = frozenset(_plain(name) for name in p.intensive_tools)
@@ -114,17 +122,11 @@ class ToolRepetition(Detector):
         self.poll_start = 0  # first call of the run whatever the results
         self.run_result: str | None = None
         self.names: dict[str, list[int]] = {}  # tool name -> [first index, count]
-        self.pending.clear()
         self.cycles.reset()
         self.recent.clear()
 
-    def feed(self, event: dict, ctx: StreamContext) -> list[Detection]:
-        kind = event["type"]
-        if kind == "tool_call":
-            return self._call(event, ctx)
-        if kind == "tool_result":
-            self._result(event)
-        elif kind == "user":
+    def on_event(self, event: dict, ctx: StreamContext) -> list[Detection]:
+        if event["type"] == "user":
             self._reset()
         return []
 
@@ -134,29 +136,25 @@ class ToolRepetition(Detector):
             self._strict_model = (model, match)
         return self._strict_model[1]
 
-    def _result(self, event: dict) -> None:
-        taken = self.pending.take(event)
-        if taken is None or not self.params.new_result_restarts:
-            return
-        index, key = taken
-        if self.run_key is None or key.digest != self.run_key.digest or index < self.run_start:
-            return
+    def on_result(self, index: int, key: CallKey, event: dict, ctx: StreamContext) -> list[Detection]:
+        if not self.params.new_result_restarts or self.run_key is None:
+            return []
+        if key.digest != self.run_key.digest or index < self.run_start:
+            return []
         outcome = result_digest(event)
         if self.run_result is None:
             self.run_result = outcome
         elif outcome != self.run_result:
             self.run_start, self.run_result = index, outcome
+        return []
 
-    def _call(self, event: dict, ctx: StreamContext) -> list[Detection]:
+    def on_call(self, key: CallKey, event: dict, ctx: StreamContext) -> list[Detection]:
         p = self.params
-        index = ctx.tool_calls
-        if allowlisted(event["name"], p.allowlist):
+        if self.exempt(key):
             self.run_key = None
             self.cycles.push(object())  # breaks every run, matches nothing
             self.recent.append(None)
             return []
-        key = call_key(event, self.ignored)
-        self.pending.add(index, key, event.get("id"))
         found: list[Detection] = []
         self._consecutive(key, event, ctx, found)
         self._cycle(key, event, ctx, found)

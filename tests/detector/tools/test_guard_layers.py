@@ -117,6 +117,14 @@ def test_other_operations_are_not_affected():
     assert run(only("repeated_failure"), events) == []
 
 
+def test_results_of_allowlisted_calls_stay_paired_with_their_calls():
+    events = []
+    for _ in range(2):
+        events += turn(call("poll_job", job=1), call("deploy", env="prod"), result(ok=True), result(ok=False))
+    events += [call("deploy", env="prod")]
+    assert run(only("repeated_failure"), events) == [(FAILED_AGAIN, 1, 5, 5, 2, "warn")]
+
+
 # Layer 4: exponential backoff.
 @pytest.mark.parametrize(
     "errors, seconds",

@@ -77,6 +77,20 @@ def test_profiles_configure_the_tool_detectors_and_survive_a_round_trip():
         ("[profiles.x.tool_outcomes]\nwarn_action = 'shout'", "warn_action: 'shout' is not one of"),
         ("[profiles.x.health]\nstall_seconds = 'soon'", "stall_seconds: expected float"),
         ("[profiles.x.tool_dedup]\ncache = 5", "profiles.x.tool_dedup.cache: unknown key"),
+        (
+            "[profiles.x.tool_repetition]\nconsecutive_threshold = 6\nconsecutive_escalation = 5",
+            "profiles.x.tool_repetition.consecutive_escalation: 5 must be above consecutive_threshold 6",
+        ),
+        (
+            "[profiles.x.tool_repetition]\nallowlist = [1]",
+            "profiles.x.tool_repetition.allowlist: expected a list of strings",
+        ),
+        ("[profiles.x.tool_outcomes]\nforce_text_at = 2\nwarn_at = 3", "force_text_at: 2 is below warn_at 3"),
+        ("[profiles.x.backoff]\njitter_low = 0.3", "profiles.x.backoff.jitter_high: 0.2 is below jitter_low 0.3"),
+        (
+            "[profiles.x.health]\nidle_seconds = 600.0",
+            "profiles.x.health.idle_seconds: 600.0 must be above stall_seconds",
+        ),
     ],
 )
 def test_bad_tool_detector_settings_name_their_key(text, error):
