@@ -17,36 +17,51 @@ from .stream import is_sse, stream_records, whole_document
 from .transcript import TranscriptError
 
 _PROBE_LINES = 50
-ANTHROPIC_STREAM_TYPES = frozenset(
-    {
-        "message_start",
-        "content_block_start",
-        "content_block_delta",
-        "content_block_stop",
-        "message_delta",
-        "message_stop",
-        "ping",
-        "error",
-    }
+# tuples, not sets: membership compares with ==, so an unhashable value read
+# from the input cannot raise TypeError
+ANTHROPIC_STREAM_TYPES = (
+    "message_start",
+    "content_block_start",
+    "content_block_delta",
+    "content_block_stop",
+    "message_delta",
+    "message_stop",
+    "ping",
+    "error",
 )
-CODEX_RECORD_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
+CODEX_RECORD_TYPES = (
+    "session_meta",
+    "turn_context",
+    "response_item",
+    "event_msg",
+    "compacted",
+)
 CLAUDE_CODE_KEYS = frozenset({"parentUuid", "leafUuid", "isSidechain", "uuid"})
-CLAUDE_CODE_TYPES = frozenset(
-    {
-        "summary",
-        "file-history-snapshot",
-        "queue-operation",
-        "permission-mode",
-        "progress",
-        "attachment",
-        "system",
-        "custom-title",
-        "agent-name",
-        "last-prompt",
-    }
+CLAUDE_CODE_TYPES = (
+    "summary",
+    "file-history-snapshot",
+    "queue-operation",
+    "permission-mode",
+    "progress",
+    "attachment",
+    "system",
+    "custom-title",
+    "agent-name",
+    "last-prompt",
 )
-GEMINI_MESSAGE_TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
-ANTHROPIC_ONLY_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking"})
+GEMINI_MESSAGE_TYPES = (
+    "user",
+    "gemini",
+    "info",
+    "error",
+    "warning",
+)
+ANTHROPIC_ONLY_BLOCKS = (
+    "tool_use",
+    "tool_result",
+    "thinking",
+    "redacted_thinking",
+)
 
 
 def classify_record(record: dict) -> str | None:

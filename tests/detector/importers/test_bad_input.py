@@ -141,3 +141,24 @@ def test_detection_ignores_the_file_name():
         ]
     )
     assert parse_bytes(data.encode(), "events.jsonl").format == "cline"
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        [{"role": "user", "content": [{"type": {"a": 1}}]}],
+        {"type": ["message_start"], "payload": {}},
+        {"type": {"x": 1}, "uuid": "u"},
+        {"id": "m", "type": "gemini", "content": "x", "toolCalls": [{"name": ["n"], "args": [1]}]},
+        {"$rewindTo": {"id": "m"}},
+        [{"say": ["x"], "type": "say", "text": {"a": 1}}],
+    ],
+)
+@pytest.mark.parametrize("fmt", ["auto", *FORMATS])
+def test_values_of_unexpected_types_never_escape_as_other_errors(data, fmt):
+    try:
+        transcript = parse_bytes(json.dumps(data).encode(), "x.json", fmt)
+    except TranscriptError as exc:
+        assert exc.file == "x.json"
+    else:
+        assert transcript.events[0]["type"] == "session"
