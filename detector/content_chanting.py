@@ -45,6 +45,9 @@ Where this differs from the original, and why:
   here a divider line is one made only of "-", "+", "_", "=", "*" and box
   drawing characters (U+2500-U+257F). A divider line is not tracked (it is
   held back until it ends or stops looking like a divider).
+- A `turn` also leaves any open code block and starts a new line; the
+  original's per-prompt `reset` keeps its `inCodeBlock` flag, so one
+  unclosed fence would blind it for the whole next prompt.
 - The original re-indexes every stored window when it truncates its
   history, O(history) per chunk once the history is full; here window starts
   are absolute channel offsets and the oldest are dropped from the front of
