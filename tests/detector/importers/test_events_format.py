@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
@@ -93,3 +94,12 @@ def test_convert_exits_2_naming_file_and_line(tmp_path, capsys):
 def test_parse_path_reports_a_missing_file(tmp_path):
     with pytest.raises(TranscriptError, match=r"missing\.jsonl: cannot read: No such file or directory"):
         parse_path(tmp_path / "missing.jsonl")
+
+
+def test_convert_reads_standard_input_and_takes_a_format(monkeypatch, capsys):
+    class Stdin:
+        buffer = io.BytesIO(b'data: {"type": "message_start", "message": {"model": "c"}}\n\n')
+
+    monkeypatch.setattr("sys.stdin", Stdin)
+    assert main(["convert", "-", "--format", "anthropic"]) == 0
+    assert capsys.readouterr().out == '{"type": "session", "source": "anthropic", "model": "c"}\n{"type": "turn"}\n'
