@@ -103,9 +103,10 @@ class ToolIntent(Detector):
         kind = event["type"]
         if kind == "content":
             self.open = True
-            if self.chars <= self.params.max_text_chars:
-                self.parts.append(event["text"])
-                self.chars += len(event["text"])
+            room = self.params.max_text_chars + 1 - self.chars
+            if room > 0:
+                self.parts.append(event["text"][:room])
+            self.chars += len(event["text"])
         elif kind == "tool_call":
             self.turn_calls += 1
             self.nudges = 0

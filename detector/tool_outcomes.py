@@ -12,7 +12,8 @@ every counted batch from `warn_at` on, the notice for the model in
 `extra["notice"]`.
 
 It fires on the result that completes the batch. Cost per event O(1) plus
-the call key (O(pending) to pair a result by id); memory O(largest batch).
+the call key (O(pending) to pair a result by id); memory O(batch), a batch
+of more than 100 calls is not followed.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from .base import StreamContext
 from .detection import Detection
 from .params import ConfigError, action_param, param
-from .tool_keys import CallKey, ToolCallDetector, ToolKeyParams, failed, tools_detection
+from .tool_keys import PENDING_LIMIT, CallKey, ToolCallDetector, ToolKeyParams, failed, tools_detection
 from .tool_messages import NOTICES
 
 UNIT_SEPARATOR = " + "
@@ -91,13 +92,16 @@ class ToolOutcomes(ToolCallDetector):
     def on_call(self, key: CallKey, event: dict, ctx: StreamContext) -> list[Detection]:
         if self.answered:
             self._new_batch()
+        self.turn_calls += 1
+        if len(self.batch) >= PENDING_LIMIT:
+            self.has_exempt = True  # too big to follow: its oldest calls are no longer paired
+            return []
         self.batch.append((ctx.tool_calls, key.digest, key.text))
         self.has_exempt = self.has_exempt or self.exempt(key)
-        self.turn_calls += 1
         return []
 
     def on_result(self, index: int, key: CallKey, event: dict, ctx: StreamContext) -> list[Detection]:
-        if not self.batch or index < self.batch[0][0]:
+        if not self.batch or not self.batch[0][0] <= index <= self.batch[-1][0]:
             return []
         self.answered = True
         self.outcomes[index] = failed(event)

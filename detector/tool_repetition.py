@@ -22,7 +22,7 @@ at its escalation threshold):
 Allowlisted tools (polling, debugger steps) break runs and are not counted.
 A user message starts everything afresh. Cost per event O(cycle_max_period)
 plus the call key; memory O(cycle_max_period + pending calls + distinct tool
-names).
+names, at most 1,000).
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from .params import ConfigError, action_param, param
 from .period import PeriodTracker
 from .tool_keys import CallKey, ToolCallDetector, ToolKeyParams, check_ladder, result_digest, tools_detection
 
+NAMES_LIMIT = 1000  # distinct tool names counted in strict mode
 INTENSIVE_TOOLS = ["read_file", "read_many_files", "glob", "search_file_content", "ls"]
 
 
@@ -213,7 +214,11 @@ class ToolRepetition(ToolCallDetector):
 
     def _by_name(self, key: CallKey, event: dict, ctx: StreamContext, found: list[Detection]) -> None:
         p = self.params
-        entry = self.names.setdefault(key.name, [ctx.tool_calls, 0])
+        entry = self.names.get(key.name)
+        if entry is None:
+            if len(self.names) >= NAMES_LIMIT:  # a stream inventing tool names: forget the oldest
+                del self.names[next(iter(self.names))]
+            entry = self.names[key.name] = [ctx.tool_calls, 0]
         entry[1] += 1
         intensive = _plain(key.name) in self.intensive
         threshold = p.strict_intensive_threshold if intensive else p.strict_other_threshold

@@ -118,3 +118,12 @@ def test_results_without_ok_are_not_failures():
     for _ in range(3):
         events += turn(call("curl", url="x"), result(ok=None, output="error?"))
     assert run(only("tool_outcomes"), events) == []
+
+
+@pytest.mark.parametrize("size, expected", [(100, [(BATCH, 0, 200, 200, 2, "warn")]), (101, [])])
+def test_batches_of_up_to_100_calls_are_followed(size, expected):
+    events = []
+    for _ in range(2):
+        events += turn(*[call("rm", n=i) for i in range(size)], *[result(ok=False) for _ in range(size)])
+    found = run(only("tool_outcomes"), events)
+    assert found == expected

@@ -204,3 +204,10 @@ def test_the_model_can_come_from_the_session_header():
     monitor = Monitor("preview")
     events = [{"type": "session", "model": PREVIEW}] + [call("ls", path=str(i)) for i in range(4)]
     assert run(monitor, events) == [("repeated_tool_name", 0, 4, 4, 4, "stop")]
+
+
+def test_strict_mode_counts_at_most_1000_tool_names():
+    monitor = preview_monitor()
+    run(monitor, [call(f"tool_{i}") for i in range(1500)])
+    (detector,) = [d for d in monitor.detectors if d.name == "tool_repetition"]
+    assert len(detector.names) == 1000 and "tool_1499" in detector.names and "tool_0" not in detector.names

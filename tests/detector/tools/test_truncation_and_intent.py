@@ -144,3 +144,11 @@ def test_long_replies_and_cut_replies_are_not_judged():
     assert (
         run(only("tool_intent"), AGENT_START + turn({"type": "content", "text": "I'll read it"}, reason="length")) == []
     )
+
+
+def test_the_reply_buffer_is_bounded():
+    monitor = only("tool_intent", max_text_chars=200)
+    run(monitor, AGENT_START + [{"type": "turn"}, {"type": "content", "text": "I'll read it. " + "x" * 10_000}])
+    (detector,) = monitor.detectors
+    assert sum(len(part) for part in detector.parts) == 201
+    assert run(monitor, [{"type": "finish", "reason": "stop"}]) == []
