@@ -60,7 +60,9 @@ def parse(source: Source) -> Transcript:
 
 class _Turn:
     """The assistant turn being read: Claude Code writes one API response as
-    several records (one per content block) that share message.id."""
+    several records (one per content block) that share message.id, and may
+    write a tool's result before the response's next block: a record with
+    the last turn's id continues that turn."""
 
     def __init__(self, builder: TranscriptBuilder):
         self.builder = builder
@@ -72,11 +74,11 @@ class _Turn:
     def assistant(self, message: dict, line: int) -> None:
         builder = self.builder
         message_id = require_str(message.get("id"))
-        if not self.open or message_id is None or message_id != self.message_id:
+        if message_id is None or message_id != self.message_id:
             self.close()
             builder.add("turn")
-            self.open = True
             self.message_id = message_id
+        self.open = True
         if message.get("model") != SYNTHETIC_MODEL:
             builder.set_model(message.get("model"))
         content = message.get("content")

@@ -53,6 +53,25 @@ def test_claude_code_records_sharing_a_message_id_are_one_turn():
     ]
 
 
+def test_claude_code_a_tool_result_inside_a_response_does_not_split_its_turn():
+    result = {"type": "tool_result", "tool_use_id": "a", "content": "ok"}
+    data = lines(
+        claude_assistant("m1", {"type": "tool_use", "id": "a", "name": "Read", "input": {}}),
+        {"type": "user", "uuid": "u", "message": {"role": "user", "content": [result]}},
+        claude_assistant("m1", {"type": "tool_use", "id": "b", "name": "Read", "input": {}}, stop="tool_use"),
+        claude_assistant("m2", {"type": "text", "text": "x"}),
+    )
+    assert [e["type"] for e in body(parse_bytes(data, "c.jsonl").events)] == [
+        "turn",
+        "tool_call",
+        "tool_result",
+        "tool_call",
+        "finish",
+        "turn",
+        "content",
+    ]
+
+
 def test_codex_shell_calls_exit_codes_and_errors():
     def item(payload):
         return {"timestamp": "2026-01-01T00:00:00Z", "type": "response_item", "payload": payload}
