@@ -1,5 +1,18 @@
 from django.conf import settings
 from django.db import models
+from django.urls import reverse
+
+
+class Tag(models.Model):
+    """A label a user gives sessions at upload (`--tag`, the upload form)."""
+
+    name = models.CharField(max_length=50, unique=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
 
 
 class Session(models.Model):
@@ -19,7 +32,7 @@ class Session(models.Model):
     parser_version = models.CharField(max_length=32, blank=True)
     created = models.DateTimeField(auto_now_add=True, db_index=True)
     uploader = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
-    tags = models.JSONField(default=list, blank=True)
+    tags = models.ManyToManyField(Tag, blank=True, related_name="sessions")
     state = models.CharField(max_length=16, choices=State.choices, default=State.STORED, db_index=True)
     event_count = models.PositiveIntegerField(default=0)
     profile = models.CharField(max_length=100, blank=True, help_text="detector profile of a live session")
@@ -29,6 +42,13 @@ class Session(models.Model):
 
     def __str__(self) -> str:
         return self.title
+
+    def get_absolute_url(self) -> str:
+        return reverse("transcripts:api_session", args=[self.pk])
+
+    def tag_names(self) -> list[str]:
+        """Tag names, sorted (uses prefetched tags when the selector prefetched them)."""
+        return sorted(tag.name for tag in self.tags.all())
 
 
 class Event(models.Model):

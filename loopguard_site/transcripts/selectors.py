@@ -1,13 +1,75 @@
 from __future__ import annotations
 
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
-from .models import Session
+from loopguard_site.replay.models import Detection
+
+from .models import Event, Session, Tag
+
+# sort key (as `?sort=` takes it; prefix `-` for descending) -> model field
+SESSION_SORTS = {"created": "created", "title": "title", "model": "model", "events": "event_count"}
+DEFAULT_SORT = "-created"
 
 
-def session_list() -> QuerySet[Session]:
-    """Sessions, newest first."""
-    return Session.objects.select_related("uploader").order_by("-created", "-id")
+def sort_choices() -> list[str]:
+    """Every accepted `sort` value: each key ascending and descending."""
+    return [f"{sign}{key}" for key in SESSION_SORTS for sign in ("-", "")]
+
+
+def session_list(
+    *,
+    model: str = "",
+    source_format: str = "",
+    tag: str = "",
+    state: str = "",
+    has_detections: bool | None = None,
+    q: str = "",
+    sort: str = DEFAULT_SORT,
+) -> QuerySet[Session]:
+    """Sessions matching every filter given (empty means any), sorted by
+    `sort` (a `sort_choices()` value; ties broken by id, same direction).
+    `q` searches title, model and tag names, case-insensitively."""
+    sessions = Session.objects.select_related("uploader").prefetch_related("tags")
+    if model:
+        sessions = sessions.filter(model=model)
+    if source_format:
+        sessions = sessions.filter(source_format=source_format)
+    if state:
+        sessions = sessions.filter(state=state)
+    if tag:
+        sessions = sessions.filter(Exists(Tag.objects.filter(sessions=OuterRef("pk"), name=tag)))
+    if has_detections is not None:
+        detected = Exists(Detection.objects.filter(session=OuterRef("pk")))
+        sessions = sessions.filter(detected if has_detections else ~detected)
+    if q:
+        tagged = Exists(Tag.objects.filter(sessions=OuterRef("pk"), name__icontains=q))
+        sessions = sessions.filter(Q(title__icontains=q) | Q(model__icontains=q) | tagged)
+    sign = "-" if sort.startswith("-") else ""
+    field = SESSION_SORTS[sort.removeprefix("-")]
+    return sessions.order_by(f"{sign}{field}", f"{sign}id")
+
+
+def session_get(pk: int) -> Session | None:
+    return Session.objects.prefetch_related("tags").filter(pk=pk).first()
+
+
+def session_events(session: Session, *, start: int = 1, limit: int = 1000) -> tuple[list[dict], int | None]:
+    """Up to `limit` events from seq `start` on, each with its `seq`, and the
+    seq to ask for next (None at the end)."""
+    rows = list(
+        Event.objects.filter(session=session, seq__gte=start).order_by("seq").values_list("seq", "data")[: limit + 1]
+    )
+    events = [{"seq": seq, **data} for seq, data in rows[:limit]]
+    return events, (rows[limit][0] if len(rows) > limit else None)
+
+
+def session_filter_options() -> dict[str, list[str]]:
+    """The values the list's filter menus offer: models, formats and tags in use."""
+    return {
+        "models": list(Session.objects.exclude(model="").order_by("model").values_list("model", flat=True).distinct()),
+        "formats": list(Session.objects.order_by("source_format").values_list("source_format", flat=True).distinct()),
+        "tags": list(Tag.objects.filter(sessions__isnull=False).values_list("name", flat=True).distinct()),
+    }
 
 
 def session_count() -> int:

@@ -1,14 +1,26 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from .models import Event, RawUpload, Session
+from detector.config import builtin_config
+from detector.importers import TranscriptError, parse_bytes
+
+from .archives import ZipLimits, is_zip, zip_members
+from .models import Event, RawUpload, Session, Tag
+from .storable import unstorable_event
 
 EVENT_BATCH = 2000  # rows per INSERT: large sessions are stored in a few round trips
+TITLE_MAX = Session._meta.get_field("title").max_length
+MODEL_MAX = Session._meta.get_field("model").max_length
+FILENAME_MAX = RawUpload._meta.get_field("filename").max_length
+TAG_MAX = Tag._meta.get_field("name").max_length
 
 
 @transaction.atomic
@@ -23,6 +35,8 @@ def session_create_from_events(
     filename: str = "",
     uploader: AbstractBaseUser | None = None,
     tags: Iterable[str] = (),
+    state: str = Session.State.STORED,
+    profile: str = "",
 ) -> Session:
     """Store a session with its events (already validated, in stream order)
     and, when given, the raw upload — all of it or, on any error, nothing."""
@@ -32,9 +46,14 @@ def session_create_from_events(
         source_format=source_format,
         parser_version=parser_version,
         uploader=uploader,
-        tags=list(tags),
         event_count=len(events),
+        state=state,
+        profile=profile,
     )
+    names = sorted(set(tags))
+    if names:
+        Tag.objects.bulk_create([Tag(name=name) for name in names], ignore_conflicts=True)
+        session.tags.set(Tag.objects.filter(name__in=names))
     for start in range(0, len(events), EVENT_BATCH):
         Event.objects.bulk_create(
             Event(session=session, seq=seq, type=event["type"], data=event)
@@ -45,3 +64,159 @@ def session_create_from_events(
             session=session, filename=filename, content=raw, size=len(raw), sha256=hashlib.sha256(raw).hexdigest()
         )
     return session
+
+
+@dataclass(frozen=True)
+class Upload:
+    """One file as it arrived: its name (for messages), its size (checked
+    before it is read) and how to read it."""
+
+    name: str
+    size: int
+    read: Callable[[], bytes]
+
+    @classmethod
+    def from_bytes(cls, name: str, data: bytes) -> Upload:
+        return cls(name, len(data), lambda: data)
+
+
+@dataclass(frozen=True)
+class ImportOutcome:
+    """What became of one file of an upload: a stored session or an error."""
+
+    file: str
+    session: Session | None = None
+    error: TranscriptError | None = None
+
+    def line(self) -> str:
+        """The outcome line the CLI prints and the upload page shows."""
+        if self.session is not None:
+            s = self.session
+            return f"imported {self.file}: session {s.pk}, {s.event_count} events, format {s.source_format}"
+        return f"error {self.error}"
+
+    def error_dict(self) -> dict:
+        """The API's `errors` item: `{"file", "line", "field", "message"}`."""
+        error = self.error
+        return {"file": error.file or self.file, "line": error.line, "field": error.field, "message": error.message}
+
+
+def upload_limits() -> ZipLimits:
+    """The configured limits; a zip may expand to four uploads' worth."""
+    most = settings.LOOPGUARD_UPLOAD_MAX_BYTES
+    return ZipLimits(member_bytes=most, total_bytes=4 * most)
+
+
+def upload_size_error(size: int, filename: str) -> TranscriptError:
+    most = settings.LOOPGUARD_UPLOAD_MAX_BYTES
+    return TranscriptError(
+        f"{size} bytes, over the upload limit of {most} bytes ({most // (1024 * 1024)} MB, LOOPGUARD_UPLOAD_MAX_MB)",
+        file=filename,
+    )
+
+
+def session_import_file(
+    *,
+    data: bytes,
+    filename: str,
+    fmt: str = "auto",
+    uploader: AbstractBaseUser | None = None,
+    title: str = "",
+    tags: Iterable[str] = (),
+) -> Session:
+    """Import one transcript file (not a zip) and store it with its raw bytes,
+    all in one transaction; bad input raises `TranscriptError` naming
+    `filename` and the line or field, and stores nothing."""
+    if len(data) > settings.LOOPGUARD_UPLOAD_MAX_BYTES:
+        raise upload_size_error(len(data), filename)
+    transcript = parse_bytes(data, filename, fmt)
+    if problem := unstorable_event(transcript.events):
+        number, field, what = problem
+        raise TranscriptError(f"event {number} holds {what}, which cannot be stored", file=filename, field=field)
+    basename = PurePosixPath(filename.replace("\\", "/")).name or "upload"
+    return session_create_from_events(
+        title=(title or transcript.title or PurePosixPath(basename).stem or basename)[:TITLE_MAX],
+        model=(transcript.model or "")[:MODEL_MAX],
+        source_format=transcript.format,
+        parser_version=transcript.parser_version,
+        events=transcript.events,
+        raw=data,
+        filename=basename[:FILENAME_MAX],
+        uploader=uploader,
+        tags=tags,
+    )
+
+
+def _import_outcome(data: bytes, filename: str, **options) -> ImportOutcome:
+    if is_zip(data):
+        return ImportOutcome(filename, error=TranscriptError("a zip inside a zip is not expanded", file=filename))
+    try:
+        return ImportOutcome(filename, session=session_import_file(data=data, filename=filename, **options))
+    except TranscriptError as exc:
+        return ImportOutcome(filename, error=exc)
+
+
+def sessions_import_upload(
+    uploads: Iterable[Upload],
+    *,
+    fmt: str = "auto",
+    uploader: AbstractBaseUser | None = None,
+    title: str = "",
+    tags: Iterable[str] = (),
+) -> list[ImportOutcome]:
+    """Import every file of an upload (zips expanded), each in its own
+    transaction: one outcome per file, in order; a bad file never stops the
+    others. The one entry point of the upload page, the API and the CLI."""
+    options = {"fmt": fmt, "uploader": uploader, "title": title, "tags": list(tags)}
+    outcomes = []
+    for upload in uploads:
+        if upload.size > settings.LOOPGUARD_UPLOAD_MAX_BYTES:
+            outcomes.append(ImportOutcome(upload.name, error=upload_size_error(upload.size, upload.name)))
+            continue
+        try:
+            data = upload.read()
+        except OSError as exc:
+            error = TranscriptError(f"cannot read: {exc.strerror or exc}", file=upload.name)
+            outcomes.append(ImportOutcome(upload.name, error=error))
+            continue
+        if not is_zip(data):
+            outcomes.append(_import_outcome(data, upload.name, **options))
+            continue
+        for name, member in zip_members(data, upload.name, upload_limits()):
+            if isinstance(member, TranscriptError):
+                outcomes.append(ImportOutcome(name, error=member))
+            else:
+                outcomes.append(_import_outcome(member, name, **options))
+    return outcomes
+
+
+def clean_tags(values: Iterable[str]) -> list[str]:
+    """Tag names from user input (each value may be comma-separated):
+    stripped, deduplicated, in order; a `ValueError` for one too long."""
+    names: list[str] = []
+    for value in values:
+        for name in (part.strip() for part in value.split(",")):
+            if len(name) > TAG_MAX:
+                raise ValueError(f"tag {name[:20]!r}... is longer than {TAG_MAX} characters")
+            if name and name not in names:
+                names.append(name)
+    return names
+
+
+def session_create_live(
+    *, model: str = "", title: str = "", uploader: AbstractBaseUser | None = None, tags: Iterable[str] = ()
+) -> Session:
+    """An empty session in state `live`, its detector profile chosen by the
+    model's glob (the first built-in profile matching it, else `default`);
+    events arrive later through the ingest socket."""
+    return session_create_from_events(
+        title=(title or f"live {model}".strip())[:TITLE_MAX],
+        model=model[:MODEL_MAX],
+        source_format="events",
+        parser_version="",
+        events=[],
+        uploader=uploader,
+        tags=tags,
+        state=Session.State.LIVE,
+        profile=builtin_config().select(model=model).name,
+    )

@@ -89,7 +89,7 @@ def test_a_demo_session_keeps_its_title_model_events_and_raw_file():
     raw = (DEMO_DIR / "loop-tools-readmediafile.jsonl").read_bytes()
 
     assert session.model == "kimi-k2.6 thinking (via opencode go plan)"
-    assert (session.source_format, session.parser_version, session.tags) == ("events", "events/1", ["demo"])
+    assert (session.source_format, session.parser_version, session.tag_names()) == ("events", "events/1", ["demo"])
     assert session.event_count == 17
     assert list(session.events.values_list("type", flat=True)[:5]) == [
         "session",

@@ -26,7 +26,7 @@ def create(**overrides) -> Session:
 def test_it_stores_the_session_and_every_event_in_order():
     session = create(tags=("a", "b"), raw=b'{"type": "turn"}\n', filename="x.jsonl")
 
-    assert (session.title, session.model, session.state, session.event_count, session.tags) == (
+    assert (session.title, session.model, session.state, session.event_count, session.tag_names()) == (
         "t", "m1", "stored", 6, ["a", "b"]
     )  # fmt: skip
     assert list(session.events.values_list("seq", "type", "data")) == [

@@ -1,0 +1,168 @@
+"""`/api/sessions...` as ../shared/docs/api.md defines them: upload (files,
+a raw body, or an empty live session), list, detail, events, raw download."""
+
+from __future__ import annotations
+
+from django.core.exceptions import RequestDataTooBig
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils.http import content_disposition_header
+
+from detector.importers import FORMATS
+from loopguard_site.api import ApiError, api_view, int_param
+
+from .filters import FilterError, session_filters
+from .models import RawUpload, Session
+from .selectors import session_events, session_get, session_list
+from .services import (
+    ImportOutcome,
+    Upload,
+    clean_tags,
+    session_create_live,
+    sessions_import_upload,
+    upload_size_error,
+)
+
+PAGE_SIZE = 50
+EVENTS_LIMIT = 1000  # default page of events
+EVENTS_LIMIT_MAX = 10_000
+RAW_BODY_NAME = "upload"  # file name of a raw-body upload without ?filename=
+_TRUE = ("1", "true", "yes")
+
+
+def session_summary(session: Session) -> dict:
+    """A session as `POST /api/sessions` answers it."""
+    return {
+        "id": session.pk,
+        "title": session.title,
+        "model": session.model,
+        "format": session.source_format,
+        "events": session.event_count,
+    }
+
+
+def session_detail_dict(session: Session) -> dict:
+    """A session as `GET /api/sessions[/<id>]` answers it."""
+    return {
+        **session_summary(session),
+        "state": session.state,
+        "created": session.created.isoformat(),
+        "parser_version": session.parser_version,
+        "tags": session.tag_names(),
+    }
+
+
+@api_view(methods=("GET", "POST"))
+def sessions(request: HttpRequest) -> HttpResponse:
+    return sessions_create(request) if request.method == "POST" else sessions_list(request)
+
+
+def sessions_list(request: HttpRequest) -> JsonResponse:
+    try:
+        filters = session_filters(request.GET)
+    except FilterError as exc:
+        raise ApiError(str(exc), field=exc.field) from exc
+    page = int_param(request, "page", 1, low=1)
+    start = (page - 1) * PAGE_SIZE
+    rows = list(session_list(**filters)[start : start + PAGE_SIZE + 1])
+    next_url = None
+    if len(rows) > PAGE_SIZE:
+        query = request.GET.copy()
+        query["page"] = str(page + 1)
+        next_url = request.build_absolute_uri(f"{request.path}?{query.urlencode()}")
+    return JsonResponse({"results": [session_detail_dict(s) for s in rows[:PAGE_SIZE]], "next": next_url})
+
+
+def _upload_options(request: HttpRequest) -> dict:
+    """format, title and tags, from the multipart fields or the query string."""
+
+    def value(name: str) -> str:
+        return (request.POST.get(name) or request.GET.get(name) or "").strip()
+
+    fmt = value("format") or "auto"
+    if fmt not in ("auto", *FORMATS):
+        raise ApiError(f"unknown format {fmt!r} (known: auto, {', '.join(FORMATS)})", field="format")
+    try:
+        tags = clean_tags([*request.POST.getlist("tag"), *request.GET.getlist("tag")])
+    except ValueError as exc:
+        raise ApiError(str(exc), field="tag") from exc
+    return {"fmt": fmt, "title": value("title"), "tags": tags}
+
+
+def _raw_body_outcomes(request: HttpRequest, options: dict) -> list[ImportOutcome]:
+    name = request.GET.get("filename", "").strip() or RAW_BODY_NAME
+    try:
+        body = request.body
+    except RequestDataTooBig:
+        size = int(request.headers.get("Content-Length") or 0)
+        return [ImportOutcome(name, error=upload_size_error(size, name))]
+    return sessions_import_upload([Upload.from_bytes(name, body)], uploader=request.user, **options)
+
+
+def sessions_create(request: HttpRequest) -> JsonResponse:
+    if request.GET.get("live", "").lower() in _TRUE:
+        return _live_create(request)
+    if request.content_type == "multipart/form-data":
+        files = request.FILES.getlist("file")
+        if not files:
+            raise ApiError("no file: send one or more multipart fields named 'file'", field="file")
+        options = _upload_options(request)
+        uploads = [Upload(f.name, f.size, f.read) for f in files]
+        outcomes = sessions_import_upload(uploads, uploader=request.user, **options)
+    else:
+        outcomes = _raw_body_outcomes(request, _upload_options(request))
+    stored = [o.session for o in outcomes if o.session is not None]
+    errors = [o.error_dict() for o in outcomes if o.error is not None]
+    body = {"sessions": [session_summary(s) for s in stored], "errors": errors}
+    if stored:
+        return JsonResponse(body, status=201)
+    first = next(o.error for o in outcomes if o.error is not None)
+    return JsonResponse({"error": str(first), "field": first.field, "line": first.line, **body}, status=400)
+
+
+def _live_create(request: HttpRequest) -> JsonResponse:
+    try:
+        tags = clean_tags(request.GET.getlist("tag"))
+    except ValueError as exc:
+        raise ApiError(str(exc), field="tag") from exc
+    session = session_create_live(
+        model=request.GET.get("model", "").strip(),
+        title=request.GET.get("title", "").strip(),
+        uploader=request.user,
+        tags=tags,
+    )
+    return JsonResponse({"sessions": [session_summary(session)], "errors": []}, status=201)
+
+
+def _session_or_404(pk: int) -> Session:
+    session = session_get(pk)
+    if session is None:
+        raise ApiError(f"no session {pk}", status=404)
+    return session
+
+
+@api_view()
+def session_detail(request: HttpRequest, pk: int) -> JsonResponse:
+    return JsonResponse(session_detail_dict(_session_or_404(pk)))
+
+
+@api_view()
+def session_events_list(request: HttpRequest, pk: int) -> JsonResponse:
+    session = _session_or_404(pk)
+    start = int_param(request, "from", 1, low=1)
+    limit = int_param(request, "limit", EVENTS_LIMIT, low=1, high=EVENTS_LIMIT_MAX)
+    events, next_seq = session_events(session, start=start, limit=limit)
+    return JsonResponse({"events": events, "next": next_seq})
+
+
+@api_view()
+def session_raw(request: HttpRequest, pk: int) -> HttpResponse:
+    """The uploaded file, byte for byte, as an attachment under its own name."""
+    raw = RawUpload.objects.filter(session_id=pk).first()
+    if raw is None:
+        _session_or_404(pk)
+        raise ApiError(f"session {pk} has no raw upload (a live session)", status=404)
+    return HttpResponse(
+        bytes(raw.content),
+        content_type="application/octet-stream",
+        headers={"Content-Disposition": content_disposition_header(True, raw.filename)},
+    )
