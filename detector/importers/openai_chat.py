@@ -157,7 +157,7 @@ class _ToolCallAssembler:
 
 def _stream(builder: TranscriptBuilder, source: Source) -> None:
     tools = _ToolCallAssembler(builder)
-    response_id = object()  # matches no id: the first chunk starts a turn
+    response_id = object()  # matches no id: the first chunk with choice 0 starts a turn
     multiple_choices = False
     for number, chunk in stream_records(source):
         if "choices" not in chunk:
@@ -169,18 +169,19 @@ def _stream(builder: TranscriptBuilder, source: Source) -> None:
                 builder.skip(number, chunk.get("type") or chunk.get("object") or "record without choices")
             continue
         builder.set_model(chunk.get("model"))
-        if chunk.get("id") != response_id:
-            tools.flush()
-            response_id = chunk.get("id")
-            builder.add("turn")
-        choices = as_list(chunk.get("choices"))
-        if not multiple_choices and any(as_dict(c).get("index", 0) != 0 for c in choices):
+        choices = [as_dict(choice) for choice in as_list(chunk.get("choices"))]
+        if not multiple_choices and any(choice.get("index", 0) != 0 for choice in choices):
             multiple_choices = True
             _note_other_choices(builder, choices)
         for choice in choices:
-            choice = as_dict(choice)
             if choice.get("index", 0) != 0:
                 continue
+            # a response's turn starts at its first choice-0 chunk, not at chunks without
+            # choices (Azure's prompt_filter_results, the usage chunk)
+            if chunk.get("id") != response_id:
+                tools.flush()
+                response_id = chunk.get("id")
+                builder.add("turn")
             delta = as_dict(choice.get("delta"))
             reasoning = _reasoning_text(delta)
             content = _content_text(delta.get("content")) or require_str(delta.get("refusal"))

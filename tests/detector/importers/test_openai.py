@@ -110,6 +110,17 @@ def test_each_response_id_starts_a_turn_and_errors_become_warnings():
     assert transcript.warnings == ["line 2: error: overloaded"]
 
 
+def test_chunks_without_choices_start_no_turn():
+    filter_results = {"id": "", "object": "", "choices": [], "prompt_filter_results": [{"prompt_index": 0}]}
+    usage = {"id": "r1", "object": "chat.completion.chunk", "choices": [], "usage": {"total_tokens": 3}}
+    data = lines(filter_results, chunk({"content": "a"}), chunk(finish="stop"), usage)
+    assert body(parse_bytes(data, "s.jsonl").events) == [
+        {"type": "turn"},
+        {"type": "content", "text": "a"},
+        {"type": "finish", "reason": "stop"},
+    ]
+
+
 def test_a_whole_chat_completion():
     completion = {
         "id": "x",
