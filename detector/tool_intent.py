@@ -8,7 +8,8 @@ reply that announces nothing).
 `tool_intent_phrase` reads prose only: fenced and indented code, inline
 code spans, block quotes and quoted strings are removed first, and, as in
 the seed's `llm_signals_tool_intent`, conversational phrases ("let me
-explain", "let me know", "让我解释") rule a text out. Replies longer than
+explain", "let me know", "让我解释") rule a text out, and so do offers that
+wait for the user ("if you want", "shall I", "需要我"). Replies longer than
 `max_text_chars` are final answers, not announcements, and are skipped.
 Only streams that have made a tool call are judged (the seed nudges only
 when tools are available).
@@ -32,10 +33,13 @@ _INDENTED = re.compile(r"^(?: {4}|\t).*$", re.M)
 _QUOTE_LINE = re.compile(r"^[ \t]*>.*$", re.M)
 _INLINE = re.compile(r"`[^`\n]*`|\"[^\"\n]*\"|“[^”\n]*”|「[^」\n]*」|『[^』\n]*』")
 
+# Conversational phrases (seed 001's exclusions), and offers that wait for the
+# user's answer ("I'll update the docs if you want"): no tool is due now.
 _EXCLUSIONS = re.compile(
     r"let me (?:explain|know|think|summari[sz]e|clarify|describe|help|understand|break|outline|walk you"
     r"|provide|suggest|elaborate|start by)"
-    r"|让我(?:解释|想|总结|说明|澄清|理解|帮|概括|知道)|我来(?:解释|总结|说明)"
+    r"|if you(?:'d)? (?:want|like|prefer)|would you like|do you want|want me to|shall i|should i"
+    r"|让我(?:解释|想|总结|说明|澄清|理解|帮|概括|知道)|我来(?:解释|总结|说明)|如果你?需要|需要我|要不要|是否需要"
 )
 _EN_INTENT = re.compile(
     r"\b(?:let me|let's|i'll|i will|i'm going to|i am going to)\s+(?:[\w-]+\s+){0,2}?"

@@ -73,6 +73,9 @@ def test_a_length_finish_without_tool_calls_is_not_truncated_calls():
         ("    let me run the script  # indented code\nAll done.", None),
         ("> I'll fetch the page\nThat is what the bot said.", None),
         ("「我来查一下」是他说的。", None),
+        ("Done. I'll update the docs too if you want.", None),
+        ("Shall I go ahead? I'll run the migrations then.", None),
+        ("修复完成。需要我来运行一次测试吗？", None),
     ],
 )
 def test_tool_intent_phrases(text, phrase):
