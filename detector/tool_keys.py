@@ -1,6 +1,7 @@
 """What every tool-call detector shares, written once: the canonical call key,
-the per-tool allowlist, the pairing of results with their calls, and the
-constructor of `tools`-channel detections.
+the per-tool allowlist, `ToolCallDetector` (keys each call and pairs each
+result with its call), the error streak, the escalation check of params,
+and the constructor of `tools`/`session` detections.
 
 A call key is the tool name plus its arguments as canonical JSON (keys
 sorted, no whitespace), with configured fields (timestamps, request ids)
@@ -29,7 +30,9 @@ from .tool_messages import message_for
 UNIT_CHARS = 160
 PENDING_LIMIT = 100
 
-DEFAULT_IGNORED_FIELDS = ["timestamp", "request_id", "trace_id"]
+# None by default: a field such as `timestamp` is noise in one tool and the
+# whole point of another (scheduling); profiles name the ones to drop.
+DEFAULT_IGNORED_FIELDS: list[str] = []
 # Tools that legitimately repeat the same call: polling and waiting, and the
 # debugger's stepping commands, whose result changes although the call does not.
 DEFAULT_ALLOWLIST = [

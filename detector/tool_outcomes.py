@@ -11,6 +11,10 @@ count to 0. At `warn_at` (2) the detection asks to warn the model, from
 every counted batch from `warn_at` on, the notice for the model in
 `extra["notice"]`.
 
+The other outcome rule, the same call with the same result (a loop) or a
+new one (polling, pagination: not a loop, up to the polling cap), lives in
+`tool_repetition`, with the run of calls it restarts.
+
 It fires on the result that completes the batch. Cost per event O(1) plus
 the call key (O(pending) to pair a result by id); memory O(batch), a batch
 of more than 100 calls is not followed.

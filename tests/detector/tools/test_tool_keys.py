@@ -58,9 +58,11 @@ def test_ignored_fields_are_configured_per_detector():
     assert found == [("consecutive_identical_tool_calls", 0, 3, 3, 3, "warn")]
 
 
-def test_the_default_ignored_fields_drop_timestamps():
-    calls = [call("search", q="x", timestamp=i) for i in range(3)]
-    assert run(only("tool_repetition"), calls) == [("consecutive_identical_tool_calls", 0, 3, 3, 3, "warn")]
+def test_by_default_every_field_counts():
+    calls = [call("schedule", at="09:00", timestamp=i) for i in range(3)]
+    assert run(only("tool_repetition"), calls) == []
+    found = run(only("tool_repetition", ignored_fields=["timestamp"]), calls)
+    assert found == [("consecutive_identical_tool_calls", 0, 3, 3, 3, "warn")]
 
 
 @pytest.mark.parametrize(
