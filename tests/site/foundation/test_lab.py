@@ -7,11 +7,13 @@ import html
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import urllib.request
 from pathlib import Path
 
+import pytest
 from django.conf import settings
 from websockets.sync.client import connect
 
@@ -31,9 +33,13 @@ def read_until_url(lab: subprocess.Popen) -> list[str]:
     raise AssertionError(f"the lab exited before serving: {lines}")
 
 
-def test_it_serves_the_demo_sessions_without_services_and_stops_on_ctrl_c(tmp_path):
+def embedded_env(data_dir: Path) -> dict:
     env = {name: value for name, value in os.environ.items() if name not in SERVICE_VARIABLES}
-    env["LOOPGUARD_DATA_DIR"] = str(tmp_path)
+    return {**env, "LOOPGUARD_DATA_DIR": str(data_dir)}
+
+
+def test_it_serves_the_demo_sessions_without_services_and_stops_on_ctrl_c(tmp_path):
+    env = embedded_env(tmp_path)
     lab = subprocess.Popen(
         [LOOPGUARD, "lab", "--demo", "--port", "0"],
         env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -67,3 +73,49 @@ def test_it_serves_the_demo_sessions_without_services_and_stops_on_ctrl_c(tmp_pa
     assert rest.splitlines()[-1] == "LoopGuard lab stopped"
     assert lab.returncode == 0
     assert (tmp_path / "loopguard.sqlite3").exists()
+
+
+def test_it_stops_cleanly_on_sigterm(tmp_path):
+    lab = subprocess.Popen(
+        [LOOPGUARD, "lab", "--port", "0"],
+        env=embedded_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        lines = read_until_url(lab)
+    finally:
+        lab.send_signal(signal.SIGTERM)
+        rest, _ = lab.communicate(timeout=60)
+
+    assert not any(line.startswith("API token") for line in lines)  # no --demo, no demo account
+    assert rest.splitlines() == ["LoopGuard lab stopped"]
+    assert lab.returncode == 0
+
+
+def test_it_fails_when_the_port_is_taken(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run(
+            [LOOPGUARD, "lab", "--port", str(port)],
+            env=embedded_env(tmp_path), capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+
+    assert result.returncode == 1
+    assert result.stdout.splitlines()[-1] == f"LoopGuard lab: could not listen on 127.0.0.1:{port}"
+
+
+@pytest.mark.parametrize("module", ["loopguard_site.cli.lab", "detector.cli"])
+def test_listing_the_commands_imports_no_django(module):
+    probe = f"import sys, {module}; print(sorted(m for m in ('django', 'celery', 'daphne') if m in sys.modules))"
+
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+
+    assert result.stdout == "[]\n", result.stderr
+
+
+def test_lab_is_a_loopguard_subcommand():
+    result = subprocess.run([LOOPGUARD, "lab", "--help"], capture_output=True, text=True, timeout=60)
+
+    assert result.returncode == 0
+    assert "--demo" in result.stdout and "--port" in result.stdout and "--host" in result.stdout
