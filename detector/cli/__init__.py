@@ -2,8 +2,8 @@
 
 Each subcommand is a module with `HELP`, `add_arguments(parser)` and
 `run(args) -> int` (the exit status). `lab` and `import` need Django and live
-in `loopguard_site.cli`; they are imported only when one of them runs, so the
-detector commands work without Django installed.
+in `loopguard_site.cli`; those modules import Django only inside `run`, so
+building the parser (and every detector command) loads no Django.
 """
 
 from __future__ import annotations
@@ -26,12 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="loopguard", description="Catch LLM loops in streams and agent sessions.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, module_name in COMMANDS.items():
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as exc:
-            if exc.name and module_name.startswith(exc.name.split(".")[0]):
-                continue  # the subcommand's module is not written yet / Django is not installed
-            raise
+        module = importlib.import_module(module_name)
         command = sub.add_parser(name, help=module.HELP, description=module.HELP)
         module.add_arguments(command)
         command.set_defaults(run=module.run)
