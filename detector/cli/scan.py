@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
         transcript = _read(args.path, args.format)
         model = transcript.model or transcript.events[0].get("model") or ""
         profile = config.select(name=args.profile) if args.profile else config.select(model=model)
-        detections = scan_events(transcript, profile, model)
+        detections = scan_events(transcript, profile, model, STDIN_NAME if args.path == "-" else args.path)
     except (ConfigError, TranscriptError) as exc:
         print(f"loopguard scan: {exc}", file=sys.stderr)
         return 2
@@ -74,15 +74,15 @@ def _read(path: str, fmt: str) -> Transcript:
     return parse_path(path, fmt)
 
 
-def scan_events(transcript: Transcript, profile: Profile, model: str) -> list[Detection]:
-    """Every detection the profile fires over the transcript's events."""
+def scan_events(transcript: Transcript, profile: Profile, model: str, file: str) -> list[Detection]:
+    """Every detection the profile fires over the transcript's events (read from `file`)."""
     monitor = Monitor(profile, model=model)
     found: list[Detection] = []
     for number, event in enumerate(transcript.events, 1):
         try:
             found.extend(monitor.feed(event))
         except EventError as exc:  # importers validate; this guards a broken one
-            raise TranscriptError(f"event {number}: {exc}", file=transcript.title, field=exc.field) from None
+            raise TranscriptError(f"event {number}: {exc}", file=file, field=exc.field) from None
     return found
 
 
