@@ -215,3 +215,15 @@ def test_real_cli_exit_statuses_and_stdin():
     bad = _real_cli("scan", "-", stdin=b'{"type": "session"}\n{"type": "content", "text": }\n')
     assert (bad.returncode, bad.stdout) == (2, b"")
     assert bad.stderr.decode().startswith("loopguard scan: <stdin>: line 2: ")
+
+
+def test_an_invalid_imported_event_exits_2(capsys, monkeypatch, write):
+    # importers validate their events; scan still reports a broken one cleanly
+    from detector.cli import scan as scan_module
+    from detector.importers import Transcript
+
+    broken = Transcript("events", "1", [{"type": "session"}, {"type": "content", "text": 3}])
+    monkeypatch.setattr(scan_module, "parse_path", lambda path, fmt: broken)
+    status, out, err = scan(capsys, "x.jsonl")
+    assert (status, out) == (2, "")
+    assert err == "loopguard scan: x.jsonl: field text: event 2: field 'text' of a content event must be a string\n"
