@@ -42,7 +42,7 @@ class PeriodRun:
 class PeriodTracker:
     """Incremental period finder over a stream of hashable elements."""
 
-    __slots__ = ("max_period", "min_elements", "_recent", "_matches", "count")
+    __slots__ = ("max_period", "min_elements", "_recent", "_matches", "_live", "count")
 
     def __init__(self, max_period: int = 50, min_elements: int = 6):
         if max_period < 1 or min_elements < 2:
@@ -52,11 +52,22 @@ class PeriodTracker:
         self._recent: deque = deque(maxlen=max_period)
         # _matches[p-1]: consecutive tail elements equal to the one p back.
         self._matches = [0] * max_period
+        self._live = False  # some period has matches (else _matches is all zeros)
         self.count = 0
 
     def push(self, element: Hashable) -> PeriodRun | None:
         """Add one element; return the smallest-period run it completes, if any."""
         recent, matches = self._recent, self._matches
+        if element not in recent:
+            # No element within max_period equals it (a C-speed scan): every
+            # run breaks, and no run can end here.
+            if self._live:
+                self._matches = [0] * self.max_period
+                self._live = False
+            recent.append(element)
+            self.count += 1
+            return None
+        self._live = True
         available = len(recent)
         for p in range(1, self.max_period + 1):
             if p <= available and recent[-p] == element:
@@ -78,6 +89,12 @@ class PeriodTracker:
                 return PeriodRun(period=p, length=m + p)
         return None
 
+    def live_periods(self) -> list[int]:
+        """The periods whose run goes on at the tail (matches > 0), smallest first."""
+        if not self._live:
+            return []
+        return [p for p, m in enumerate(self._matches, start=1) if m]
+
     def run_length(self, period: int) -> int:
         """Elements in the current run of `period` (0 when none)."""
         m = self._matches[period - 1]
@@ -86,6 +103,7 @@ class PeriodTracker:
     def reset(self) -> None:
         self._recent.clear()
         self._matches = [0] * self.max_period
+        self._live = False
         self.count = 0
 
 

@@ -34,7 +34,7 @@ KEY_CHARS = 8  # tail characters searched backwards to propose a period
 class ShortUnitFinder:
     """Character-level periodic-tail check over one channel's stream."""
 
-    __slots__ = ("params", "window_chars", "_window", "_pending", "_since_check", "_active_period", "covered_until")
+    __slots__ = ("params", "window_chars", "_window", "_pending", "chars_to_check", "_active_period", "covered_until")
 
     def __init__(self, params) -> None:
         self.params = params
@@ -47,31 +47,26 @@ class ShortUnitFinder:
     def reset(self) -> None:
         self._window = ""
         self._pending: list[str] = []
-        self._since_check = 0
+        self.chars_to_check = self.params.unit_check_every  # characters until the next check
         self._active_period = 0
         self.covered_until = 0  # end of the last reported loop, as far as it went on
-
-    @property
-    def chars_to_check(self) -> int:
-        """Characters until the next check."""
-        return self.params.unit_check_every - self._since_check
 
     def feed(self, text: str, offset: int) -> tuple[RepeatedRegion, ...]:
         """Append `text` (starting at channel `offset`, at most `chars_to_check`
         characters); check when it reaches the next check position."""
         self._pending.append(text)
-        self._since_check += len(text)
-        if self._since_check < self.params.unit_check_every:
+        self.chars_to_check -= len(text)
+        if self.chars_to_check:
             return ()
-        self._since_check = 0
+        self.chars_to_check = self.params.unit_check_every
         region = self._check(offset + len(text))
         return () if region is None else (region,)
 
     def flush(self, end: int) -> tuple[RepeatedRegion, ...]:
         """The stream ended (`finish`): check the tail now."""
-        if not self._since_check:
+        if self.chars_to_check == self.params.unit_check_every:
             return ()
-        self._since_check = 0
+        self.chars_to_check = self.params.unit_check_every
         region = self._check(end)
         return () if region is None else (region,)
 

@@ -40,6 +40,8 @@ from .repeated_units import LETTER
 # A newline, ASCII sentence/clause punctuation followed by whitespace, or a CJK mark.
 STRONG_BOUNDARY = re.compile(r"\n|[.!?;:,](?=\s)|[。！？；，、：]")
 ASCII_MARKS = frozenset(".!?;:,")
+# Characters that may end a block: a chunk without any takes the fast path.
+BOUNDARY_CHARS = frozenset("\n。！？；，、：") | ASCII_MARKS
 WHITESPACE = re.compile(r"\s")
 DIGITS = re.compile(r"\d+")
 LIST_NUMBER = re.compile(r"\s*(?:\d+|[a-zA-Z]|[ivxIVX]+)\.")
@@ -98,13 +100,13 @@ class BlockCycleFinder:
     def feed(self, text: str, offset: int) -> list[RepeatedRegion]:
         """Append `text` (which starts at channel `offset`); evaluate every block it completes."""
         if (
-            STRONG_BOUNDARY.search(text) is None
+            BOUNDARY_CHARS.isdisjoint(text)
             and not (self._last_char in ASCII_MARKS and text[:1].isspace())
             and self._pending_len + len(text) < self.params.block_weak_cut_chars
         ):
             self._pending.append(text)
             self._pending_len += len(text)
-            self._last_char = text[-1:] or self._last_char
+            self._last_char = text[-1]
             return []
         return self._feed_slow(text, offset)
 
@@ -196,7 +198,7 @@ class BlockCycleFinder:
                 return None  # the reported run goes on
             self._active = 0
         last = ring[-1]
-        for p in range(1, min(params.block_max_period, tracker.count // 2) + 1):
+        for p in tracker.live_periods():
             length = tracker.run_length(p)
             if length < p * params.block_min_copies:
                 continue

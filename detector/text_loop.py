@@ -103,17 +103,31 @@ class TextLoopDetector(Detector):
             return []
         offset = ctx.offsets[kind]
         units, blocks = finders.units, finders.blocks
+        if len(text) < units.chars_to_check:
+            # The common case: no unit check inside this chunk.
+            units.feed(text, offset)
+            found = blocks.feed(text, offset)
+            if not found:
+                return found
+            found = [r for r in found if r.start + r.period > units.covered_until]
+        else:
+            found = self._feed_pieces(finders, text, offset)
+        return [self._detection(region, kind, ctx.turn) for region in found]
+
+    @staticmethod
+    def _feed_pieces(finders: _ChannelFinders, text: str, offset: int) -> list[RepeatedRegion]:
+        """Feed in pieces that end at the unit checks, so both finders see the
+        text in position order whatever the chunking (split invariance). A
+        region whose first copy lies inside the other finder's reported loop
+        is that same loop, seen again: not reported twice."""
+        units, blocks = finders.units, finders.blocks
         found: list[RepeatedRegion] = []
-        # Feed in pieces that end at the unit checks, so both finders see the
-        # text in position order whatever the chunking (split invariance). A
-        # region whose first copy lies inside the other finder's reported
-        # loop is that same loop, seen again: not reported twice.
         while text:
             piece, text = text[: units.chars_to_check], text[units.chars_to_check :]
             found += [r for r in blocks.feed(piece, offset) if r.start + r.period > units.covered_until]
             found += [r for r in units.feed(piece, offset) if r.start + r.period > blocks.covered_until]
             offset += len(piece)
-        return [self._detection(region, kind, ctx.turn) for region in found]
+        return found
 
     def _flush(self, ctx: StreamContext) -> list[Detection]:
         """A finished request completes each channel's last block and unit check."""
