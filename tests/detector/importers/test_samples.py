@@ -121,6 +121,20 @@ def test_the_table_covers_every_sample():
     assert on_disk == set(SAMPLES)
 
 
+def assert_events_as_expected(events: list[dict], expected: dict) -> None:
+    """`events` match a row of SAMPLES: counts by type, text lengths per
+    channel, tool names, tool outcomes, finish reasons, and all are valid.
+    (The stored-session tests reuse it.)"""
+    assert Counter(e["type"] for e in events) == expected["counts"]
+    for channel, chars in expected["chars"].items():
+        assert sum(len(e["text"]) for e in events if e["type"] == channel) == chars, channel
+    assert [e["name"] for e in events if e["type"] == "tool_call"] == expected["tools"]
+    assert [e.get("ok") for e in events if e["type"] == "tool_result"] == expected["ok"]
+    assert [e["reason"] for e in events if e["type"] == "finish"] == expected["finish"]
+    for event in events:
+        validate_event(event)
+
+
 @pytest.mark.parametrize("name", sorted(SAMPLES))
 @pytest.mark.parametrize("fmt", ["auto", "named"])
 def test_sample_imports_to_the_expected_events(name, fmt):
@@ -132,16 +146,9 @@ def test_sample_imports_to_the_expected_events(name, fmt):
     assert transcript.model == expected["model"]
     assert events[0]["type"] == "session" and events[0]["source"] == format_name
     assert events[0].get("model") == expected["model"]
-    assert Counter(e["type"] for e in events) == expected["counts"]
-    for channel, chars in expected["chars"].items():
-        assert sum(len(e["text"]) for e in events if e["type"] == channel) == chars, channel
-    assert [e["name"] for e in events if e["type"] == "tool_call"] == expected["tools"]
-    assert [e.get("ok") for e in events if e["type"] == "tool_result"] == expected["ok"]
-    assert [e["reason"] for e in events if e["type"] == "finish"] == expected["finish"]
+    assert_events_as_expected(events, expected)
     assert transcript.skipped == expected["skipped"]
     assert transcript.warnings == []
-    for event in events:
-        validate_event(event)
 
 
 def test_openai_sample_assembles_the_streamed_tool_call():
