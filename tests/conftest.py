@@ -8,7 +8,18 @@ never skips.
 
 from __future__ import annotations
 
+import os
+import signal
+import socket
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -40,3 +51,60 @@ def live_services(django_db_blocker) -> None:
             connection.ensure_connection()
     except Exception as exc:  # noqa: BLE001 - any driver error means "unreachable"
         pytest.fail(f"PostgreSQL ({settings.DATABASES['default']['HOST']}) does not answer: {exc}", pytrace=False)
+
+
+def database_url(settings_dict: dict) -> str:
+    """The DATABASE_URL of the test database pytest-django set up."""
+    user = settings_dict["USER"] + (f":{settings_dict['PASSWORD']}" if settings_dict["PASSWORD"] else "")
+    return f"postgres://{user}@{settings_dict['HOST']}:{settings_dict['PORT']}/{settings_dict['NAME']}"
+
+
+class WorkerProcess:
+    """A `celery -A loopguard_site worker` process consuming a queue of its
+    own (so no other worker on the same Redis takes the test's tasks).
+    Tasks sent to `queue` before `start()` wait there for it."""
+
+    def __init__(self, queue: str, env: dict, log: Path):
+        self.queue = queue
+        self.node = f"{queue}@{socket.gethostname()}"
+        self.env = env
+        self.log = log
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        with self.log.open("w") as output:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "celery", "-A", "loopguard_site", "worker", "--pool", "solo",
+                 "--queues", self.queue, "--hostname", self.node, "--without-heartbeat", "--without-mingle",
+                 "--without-gossip", "--loglevel", "INFO"],
+                cwd=REPO_ROOT, env=self.env, stdout=output, stderr=subprocess.STDOUT,
+            )  # fmt: skip
+
+    def stop(self) -> int | None:
+        """Warm shutdown (running tasks finish); the worker's exit status."""
+        if self.process is None:
+            return None
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        return self.process.wait(timeout=60)
+
+
+@pytest.fixture
+def celery_worker_process(live_services, settings, tmp_path) -> Iterator[WorkerProcess]:
+    """A real worker process on Redis that reads the test database (full
+    mode), not started yet. The test needs `django_db(transaction=True)` so
+    the worker sees its rows, sends tasks to `worker.queue` and calls
+    `worker.start()`; `worker.log` is the worker's output."""
+    from django.db import connection
+
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url(connection.settings_dict),
+        "REDIS_URL": settings.REDIS_URL,
+        "LOOPGUARD_DATA_DIR": str(tmp_path),
+    }
+    worker = WorkerProcess(f"test-{uuid.uuid4().hex}", env, tmp_path / "worker.log")
+    try:
+        yield worker
+    finally:
+        worker.stop()

@@ -72,14 +72,14 @@ def compare_profiles(*, session_ids: list[int] | None, profile_a: str, profile_b
     ):
         found[(detection.session_id, detection.profile)].append(detection)
     outcomes: dict[str, list[LabelledOutcome]] = {profile_a: [], profile_b: []}
-    for session in Session.objects.filter(pk__in=both).order_by("id").only("id", "title", "tags"):
+    for session in Session.objects.filter(pk__in=both).order_by("id").prefetch_related("tags"):
         a, b = found[(session.pk, profile_a)], found[(session.pk, profile_b)]
         signatures_a, signatures_b = {_signature(d) for d in a}, {_signature(d) for d in b}
         first_a, first_b = (a[0] if a else None), (b[0] if b else None)
         comparison = SessionComparison(
             session_id=session.pk,
             title=session.title,
-            label=session_label(session.tags),
+            label=session_label(session.tag_names()),
             first={profile_a: first_a, profile_b: first_b},
             only={
                 profile_a: [d for d in a if _signature(d) not in signatures_b],

@@ -9,10 +9,19 @@ from django.db.models import QuerySet
 
 from detector.config import Config, builtin_config
 from loopguard_site.transcripts.models import Session
+from loopguard_site.transcripts.selectors import session_list
 
 from .models import Detection, ReplayJob, ReplayRun
 
-SESSION_FILTER_KEYS = ("model", "format", "tag")
+# A replay's filter key -> the session list selector's argument.
+SESSION_FILTER_KEYS = {
+    "model": "model",
+    "format": "source_format",
+    "tag": "tag",
+    "state": "state",
+    "q": "q",
+    "has_detections": "has_detections",
+}
 
 
 def replay_config() -> Config:
@@ -25,20 +34,13 @@ def profile_names() -> list[str]:
     return list(replay_config().profiles)
 
 
-def session_ids_matching(session_filter: dict[str, str]) -> Iterator[int]:
-    """Ids of the sessions the filter picks (every session for `{}`), oldest
-    first. Keys: `model` and `format` (exact), `tag` (one of the session's tags)."""
-    sessions = Session.objects.order_by("id")
-    if session_filter.get("model"):
-        sessions = sessions.filter(model=session_filter["model"])
-    if session_filter.get("format"):
-        sessions = sessions.filter(source_format=session_filter["format"])
-    tag = session_filter.get("tag")
-    # Tags are matched here rather than with a JSON `contains` lookup, which
-    # SQLite (the embedded mode's database) does not support.
-    for session_id, tags in sessions.values_list("id", "tags").iterator(chunk_size=2000):
-        if not tag or tag in tags:
-            yield session_id
+def session_ids_matching(session_filter: dict) -> Iterator[int]:
+    """Ids of the sessions the session list's filter picks (every session for
+    `{}`), oldest first. Keys: `model`, `format`, `tag`, `state`, `q` and
+    `has_detections`, as `GET /api/sessions` reads them."""
+    kwargs = {SESSION_FILTER_KEYS[key]: value for key, value in session_filter.items()}
+    sessions = session_list(**kwargs).order_by("id").values_list("id", flat=True)
+    return sessions.iterator(chunk_size=2000)
 
 
 def existing_session_ids(session_ids: list[int]) -> set[int]:

@@ -216,13 +216,13 @@ def replay_job_create(
     if all_sessions == (session_ids is not None):
         raise ReplayRequestError('give either "sessions": [ids] or "all": true', field="sessions")
     if all_sessions:
-        session_filter = _checked_filter(session_filter or {})
+        session_filter = _checked_filter({} if session_filter is None else session_filter)
         chosen = list(session_ids_matching(session_filter))
         selection: dict = {"all": True, "filter": session_filter}
         if not chosen:
             raise ReplayRequestError("no session matches the filter", field="filter")
     else:
-        if session_filter:
+        if session_filter is not None:
             raise ReplayRequestError('a filter applies to "all": true only', field="filter")
         chosen = _checked_session_ids(session_ids)
         selection = {"sessions": chosen}
@@ -254,17 +254,18 @@ def _checked_profiles(profiles: object) -> list[str]:
     return list(dict.fromkeys(profiles))
 
 
-def _checked_filter(session_filter: object) -> dict[str, str]:
+def _checked_filter(session_filter: object) -> dict:
     if not isinstance(session_filter, dict):
         raise ReplayRequestError('"filter" must be an object', field="filter")
     for key, value in session_filter.items():
         if key not in SESSION_FILTER_KEYS:
-            raise ReplayRequestError(
-                f"unknown filter key {key!r} (known: {', '.join(SESSION_FILTER_KEYS)})", field=f"filter.{key}"
-            )
-        if not isinstance(value, str):
-            raise ReplayRequestError(f"filter.{key} must be a string", field=f"filter.{key}")
-    return {key: value for key, value in session_filter.items() if value}
+            known = ", ".join(SESSION_FILTER_KEYS)
+            raise ReplayRequestError(f"unknown filter key {key!r} (known: {known})", field=f"filter.{key}")
+        expected = bool if key == "has_detections" else str
+        if not isinstance(value, expected) and value is not None:
+            kind = "true or false" if expected is bool else "a string"
+            raise ReplayRequestError(f"filter.{key} must be {kind}", field=f"filter.{key}")
+    return {key: value for key, value in session_filter.items() if value not in (None, "")}
 
 
 def _checked_session_ids(session_ids: object) -> list[int]:

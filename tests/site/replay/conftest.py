@@ -1,0 +1,66 @@
+"""The replay tests' small world: demo transcripts stored as sessions, what
+`loopguard scan --json` says about them, and an API client with a token."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from detector.importers import parse_path
+from loopguard_site.accounts.services import api_token_create
+from loopguard_site.transcripts.models import Session
+from loopguard_site.transcripts.services import session_create_from_events
+from tests.shared_paths import REPO_ROOT
+
+DEMO_DIR = REPO_ROOT / "fixtures" / "demo"
+DEMO_FILES = sorted(path.name for path in DEMO_DIR.glob("*.jsonl"))
+PROFILES = ("default", "seed000", "gemini", "preview")
+LOOPGUARD = Path(sys.executable).with_name("loopguard")  # the installed console script
+
+
+def store_demo(name: str, *, tags: tuple[str, ...] = ()) -> Session:
+    """A demo file stored as the lab stores an upload."""
+    transcript = parse_path(DEMO_DIR / name, "events")
+    return session_create_from_events(
+        title=name,
+        model=transcript.model or "",
+        source_format=transcript.format,
+        parser_version=transcript.parser_version,
+        events=transcript.events,
+        tags=tags,
+    )
+
+
+def scan_json(name: str, profile: str) -> dict:
+    """`loopguard scan --json --profile PROFILE` on a demo file, run as a real command."""
+    result = subprocess.run(
+        [str(LOOPGUARD), "scan", "--json", "--profile", profile, str(DEMO_DIR / name)],
+        capture_output=True, text=True, timeout=120, cwd=REPO_ROOT,
+    )  # fmt: skip
+    assert result.returncode in (0, 1), result.stderr
+    return json.loads(result.stdout)
+
+
+def stored_detections(session: Session, profile: str) -> list[dict]:
+    """The stored detections as `loopguard scan --json` prints them (no id, no profile)."""
+    from loopguard_site.replay.selectors import detection_to_dict, session_detections
+
+    rows = [detection_to_dict(d) for d in session_detections(session_id=session.pk, profile=profile)]
+    return [{k: v for k, v in row.items() if k not in ("id", "profile")} for row in rows]
+
+
+@pytest.fixture
+def user():
+    return get_user_model().objects.create_user("owner")
+
+
+@pytest.fixture
+def api(user) -> Client:
+    _, token = api_token_create(user=user, name="test")
+    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
