@@ -82,7 +82,8 @@ class Source:
         """(line number from 1, line) of every non-blank line (split once:
         detection and the parser both read them)."""
         if not self._lines:
-            self._lines.extend((number, line) for number, line in enumerate(self.text.splitlines(), 1) if line.strip())
+            numbered = enumerate(split_lines(self.text), 1)
+            self._lines.extend((number, line) for number, line in numbered if line.strip())
         return self._lines
 
     def first_line(self) -> str:
@@ -106,6 +107,12 @@ class Source:
         if not self._document:
             self._document.append(loads(self.text, self.file))
         return self._document[0]
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines ended by LF or CRLF only: `str.splitlines` also splits at
+    U+2028, U+0085 and others, which JSON writers leave raw inside strings."""
+    return [line.removesuffix("\r") for line in text.split("\n")]
 
 
 def type_name(value: object) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from .source import Source
+from .source import Source, split_lines
 from .transcript import TranscriptError
 
 SSE_PREFIXES = ("data:", "event:", "id:", "retry:", ":")
@@ -27,7 +27,7 @@ def stream_records(source: Source) -> Iterator[tuple[int, dict]]:
         return
     data: list[str] = []
     start = 0
-    for number, line in enumerate([*source.text.splitlines(), ""], 1):
+    for number, line in enumerate([*split_lines(source.text), ""], 1):
         if not line.strip():  # a blank line ends an event
             yield from _event_records(source, data, start)
             data = []

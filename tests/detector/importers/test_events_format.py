@@ -31,6 +31,13 @@ def test_it_keeps_events_and_their_session_header():
     assert t.skipped == [] and t.warnings == []
 
 
+def test_only_lf_and_crlf_end_lines():
+    # JSON writers leave U+2028, U+0085, form feeds raw inside strings
+    text = "a\u2028b\x85c\x0cd\x1ce"
+    data = (json.dumps({"type": "content", "text": text}, ensure_ascii=False) + "\r\n").encode()
+    assert parse_bytes(data * 2, "a.jsonl").events[1:] == [{"type": "content", "text": text}] * 2
+
+
 def test_it_adds_a_session_event_when_the_file_has_none():
     t = parse_bytes(b'\n{"type": "reasoning", "text": "x"}\n\n', "a.jsonl")
     assert t.events == [{"type": "session", "source": "events"}, {"type": "reasoning", "text": "x"}]
