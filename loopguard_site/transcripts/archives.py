@@ -50,23 +50,29 @@ def _climbs_out(name: str) -> bool:
     return ".." in PurePosixPath(name.replace("\\", "/")).parts
 
 
-def zip_members(data: bytes, archive: str, limits: ZipLimits) -> Iterator[tuple[str, bytes | TranscriptError]]:
-    """(member file name, its bytes or the error that refused it) for each
-    file of the zip `data`, in archive order. An archive that cannot be read
-    at all, or breaks a whole-archive limit, is one error for `archive`."""
+def zip_members(data: bytes, archive: str, limits: ZipLimits) -> Iterator[tuple[str, str, bytes | TranscriptError]]:
+    """(name for messages, member path, its bytes or the error that refused
+    it) for each file of the zip `data`, in archive order. An archive that
+    cannot be read at all, or breaks a whole-archive limit, is one error
+    named `archive` (its member path "")."""
     try:
         archive_file = zipfile.ZipFile(io.BytesIO(data))
         infos = [info for info in archive_file.infolist() if not info.is_dir()]
     except _CORRUPT as exc:
-        yield archive, TranscriptError(f"not a readable zip archive: {exc}", file=archive)
+        yield archive, "", TranscriptError(f"not a readable zip archive: {exc}", file=archive)
         return
     if len(infos) > limits.members:
-        yield archive, TranscriptError(f"zip has {len(infos)} files, over the limit of {limits.members}", file=archive)
+        yield (
+            archive,
+            "",
+            TranscriptError(f"zip has {len(infos)} files, over the limit of {limits.members}", file=archive),
+        )
         return
     declared = sum(info.file_size for info in infos)
     if declared > limits.total_bytes:
         yield (
             archive,
+            "",
             TranscriptError(
                 f"zip expands to {declared} bytes, over the limit of {limits.total_bytes} (zip bomb?)", file=archive
             ),
@@ -78,7 +84,7 @@ def zip_members(data: bytes, archive: str, limits: ZipLimits) -> Iterator[tuple[
         outcome = _read_member(archive_file, info, name, limits, limits.total_bytes - total)
         if isinstance(outcome, bytes):
             total += len(outcome)
-        yield name, outcome
+        yield name, info.filename, outcome
 
 
 def _read_member(

@@ -110,7 +110,7 @@ def upload_limits() -> ZipLimits:
 def upload_size_error(size: int, filename: str) -> TranscriptError:
     most = settings.LOOPGUARD_UPLOAD_MAX_BYTES
     return TranscriptError(
-        f"{size} bytes, over the upload limit of {most} bytes ({most // (1024 * 1024)} MB, LOOPGUARD_UPLOAD_MAX_MB)",
+        f"{size} bytes, over the upload limit of {most} bytes (LOOPGUARD_UPLOAD_MAX_MB)",
         file=filename,
     )
 
@@ -123,17 +123,19 @@ def session_import_file(
     uploader: AbstractBaseUser | None = None,
     title: str = "",
     tags: Iterable[str] = (),
+    raw_name: str = "",
 ) -> Session:
     """Import one transcript file (not a zip) and store it with its raw bytes,
     all in one transaction; bad input raises `TranscriptError` naming
-    `filename` and the line or field, and stores nothing."""
+    `filename` and the line or field, and stores nothing. The raw upload
+    downloads as `raw_name` (default: `filename` without its folders)."""
     if len(data) > settings.LOOPGUARD_UPLOAD_MAX_BYTES:
         raise upload_size_error(len(data), filename)
     transcript = parse_bytes(data, filename, fmt)
     if problem := unstorable_event(transcript.events):
         number, field, what = problem
         raise TranscriptError(f"event {number} holds {what}, which cannot be stored", file=filename, field=field)
-    basename = PurePosixPath(filename.replace("\\", "/")).name or "upload"
+    basename = PurePosixPath((raw_name or filename).replace("\\", "/")).name or "upload"
     return session_create_from_events(
         title=(title or transcript.title or PurePosixPath(basename).stem or basename)[:TITLE_MAX],
         model=(transcript.model or "")[:MODEL_MAX],
@@ -147,11 +149,12 @@ def session_import_file(
     )
 
 
-def _import_outcome(data: bytes, filename: str, **options) -> ImportOutcome:
+def _import_outcome(data: bytes, filename: str, raw_name: str = "", **options) -> ImportOutcome:
     if is_zip(data):
         return ImportOutcome(filename, error=TranscriptError("a zip inside a zip is not expanded", file=filename))
     try:
-        return ImportOutcome(filename, session=session_import_file(data=data, filename=filename, **options))
+        session = session_import_file(data=data, filename=filename, raw_name=raw_name, **options)
+        return ImportOutcome(filename, session=session)
     except TranscriptError as exc:
         return ImportOutcome(filename, error=exc)
 
@@ -182,11 +185,11 @@ def sessions_import_upload(
         if not is_zip(data):
             outcomes.append(_import_outcome(data, upload.name, **options))
             continue
-        for name, member in zip_members(data, upload.name, upload_limits()):
+        for name, path, member in zip_members(data, upload.name, upload_limits()):
             if isinstance(member, TranscriptError):
                 outcomes.append(ImportOutcome(name, error=member))
             else:
-                outcomes.append(_import_outcome(member, name, **options))
+                outcomes.append(_import_outcome(member, name, raw_name=path, **options))
     return outcomes
 
 
