@@ -53,6 +53,17 @@ def live_services(django_db_blocker) -> None:
         pytest.fail(f"PostgreSQL ({settings.DATABASES['default']['HOST']}) does not answer: {exc}", pytrace=False)
 
 
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix) -> None:
+    """A PostgreSQL test database per pytest process, so that runs sharing one
+    server (developers at once, CI) never drop each other's database."""
+    from django.conf import settings
+
+    for database in settings.DATABASES.values():
+        if database["ENGINE"] == "django.db.backends.postgresql":
+            database.setdefault("TEST", {})["NAME"] = f"test_{database['NAME']}_{os.getpid()}"
+
+
 def database_url(settings_dict: dict) -> str:
     """The DATABASE_URL of the test database pytest-django set up."""
     user = settings_dict["USER"] + (f":{settings_dict['PASSWORD']}" if settings_dict["PASSWORD"] else "")
