@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -54,11 +55,21 @@ def _json_error(exc: json.JSONDecodeError, text: str) -> str:
     return f"invalid JSON: {exc.msg} (column {exc.colno})"
 
 
+def _finite(number: str) -> float | None:
+    value = float(number)
+    return value if math.isfinite(value) else None
+
+
+_DECODER = json.JSONDecoder(parse_float=_finite, parse_constant=lambda _: None)
+
+
 def loads(text: str, file: str, line: int | None = None) -> object:
     """`json.loads` with errors as `TranscriptError`. `line` is the line
-    `text` starts on when it is one line of a larger file."""
+    `text` starts on when it is one line of a larger file. NaN, Infinity and
+    overflowing numbers (Python writers emit them; JSON has none, and
+    PostgreSQL's jsonb refuses them) are read as null."""
     try:
-        return json.loads(text)
+        return _DECODER.decode(text)
     except json.JSONDecodeError as exc:
         at = exc.lineno if line is None else line + exc.lineno - 1
         raise TranscriptError(_json_error(exc, text), file=file, line=at) from None

@@ -38,6 +38,12 @@ def test_only_lf_and_crlf_end_lines():
     assert parse_bytes(data * 2, "a.jsonl").events[1:] == [{"type": "content", "text": text}] * 2
 
 
+def test_numbers_json_lacks_are_read_as_null():
+    data = b'{"type": "content", "text": "a", "t": NaN, "x": [Infinity, -Infinity, 1e999, 1.5]}\n'
+    event = {"type": "content", "text": "a", "t": None, "x": [None, None, None, 1.5]}
+    assert parse_bytes(data, "a.jsonl").events[1] == event
+
+
 def test_it_adds_a_session_event_when_the_file_has_none():
     t = parse_bytes(b'\n{"type": "reasoning", "text": "x"}\n\n', "a.jsonl")
     assert t.events == [{"type": "session", "source": "events"}, {"type": "reasoning", "text": "x"}]
