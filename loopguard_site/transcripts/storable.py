@@ -1,15 +1,15 @@
 """What valid JSON may hold that the database cannot store.
 
-Python's `json` accepts `\\u0000`, unpaired surrogates (`\\ud800`) and
-`NaN`/`Infinity`; PostgreSQL's jsonb and UTF-8 text refuse all three. An
-upload holding one is refused with the event and field named, before any
-row is written, instead of failing half-way through an INSERT.
+Valid JSON may hold `\\u0000` and unpaired surrogates (`\\ud800`);
+PostgreSQL's jsonb and UTF-8 text refuse both (NaN and Infinity the
+importers already turn into null). An upload holding one is refused with
+the event and field named, before any row is written, instead of failing
+half-way through an INSERT.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import re
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -28,8 +28,6 @@ def _value_problem(value: object, path: str) -> tuple[str, str] | None:
     if isinstance(value, str):
         problem = _string_problem(value)
         return (path, problem) if problem else None
-    if isinstance(value, float) and not math.isfinite(value):
-        return path, f"the number {value!r}"
     if isinstance(value, dict):
         for key, item in value.items():
             child = f"{path}.{key}" if path else str(key)
@@ -48,10 +46,10 @@ def unstorable_event(events: list[dict]) -> tuple[int, str, str] | None:
     """(event number from 1, field path, problem) of the first event the
     database cannot store, or None. One `json.dumps` of the whole list
     answers the common case; only a suspicious list is walked."""
+    text = json.dumps(events, ensure_ascii=False)
     try:
-        text = json.dumps(events, ensure_ascii=False, allow_nan=False)
         text.encode("utf-8")
-    except (ValueError, UnicodeEncodeError):  # NaN/Infinity, or a surrogate
+    except UnicodeEncodeError:  # a surrogate
         pass
     else:
         if "\\u0000" not in text:
