@@ -50,12 +50,14 @@ Where this differs from the original, and why:
   unclosed fence would blind it for the whole next prompt.
 - The original re-indexes every stored window when it truncates its
   history, O(history) per chunk once the history is full; here window starts
-  are absolute channel offsets and the oldest are dropped from the front of
-  per-window queues, O(1) per character.
+  are absolute channel offsets and the oldest is dropped from the front of
+  its window's list, one per character.
 
 Cost per event: O(len(text)) (per character one 50-character slice, one hash
-and dict lookup; when a window reaches 10 occurrences within the gap, up to
-`min_occurrences * max_mean_gap` characters compared). Memory: at most
+and dict lookup, and forgetting one window start, which costs its window's
+occurrence count, in practice a handful: a loop fires by the 10th; when a
+window reaches 10 occurrences within the gap, up to `min_occurrences *
+max_mean_gap` characters compared). Memory: at most
 2 x `history` characters of text and `history` window records per stream.
 """
 
@@ -125,8 +127,8 @@ class ContentChanting(Detector):
         self._held: deque = deque(maxlen=self.params.history)  # a line that may be a divider, not tracked yet
         self._windows: deque = deque()  # per window start from _win_start: its hash, or None (unrecorded)
         self._win_start = 0
-        # window hash -> its start offset, or a queue of them (oldest first) once it recurs
-        self._index: dict[int, int | deque] = {}
+        # window hash -> its start offset, or a list of them (oldest first) once it recurs
+        self._index: dict[int, int | list[int]] = {}
 
     def feed(self, event: dict, ctx: StreamContext) -> list[Detection]:
         kind = event["type"]
@@ -259,7 +261,7 @@ class ContentChanting(Detector):
                     if type(starts) is int or len(starts) == 1:
                         del index[key]
                     else:
-                        starts.popleft()
+                        del starts[0]  # short lists: a loop fires within a few copies
                 win_start += 1
             start = end - size
             if start < win_start:
@@ -274,7 +276,7 @@ class ContentChanting(Detector):
                 if buf[first - base : first - base + size] != chunk:
                     key = None  # a hash collision: the original does not record it
                 elif type(starts) is int:
-                    index[key] = deque((starts, start))
+                    index[key] = [starts, start]
                 else:
                     starts.append(start)
                     if len(starts) >= threshold:
@@ -286,10 +288,10 @@ class ContentChanting(Detector):
         self._win_start = win_start
         return []
 
-    def _check(self, buf: str, base: int, starts: deque, at: int, ctx: StreamContext) -> Detection | None:
+    def _check(self, buf: str, base: int, starts: list[int], at: int, ctx: StreamContext) -> Detection | None:
         """The original's test on the last occurrences of one window."""
         p = self.params
-        recent = [starts[i] for i in range(-p.min_occurrences, 0)]
+        recent = starts[-p.min_occurrences :]
         mean_gap = (recent[-1] - recent[0]) / (p.min_occurrences - 1)
         if mean_gap > p.max_mean_gap:
             return None
