@@ -43,6 +43,11 @@ Readings of what the seed leaves open:
   runs shorter than that ("....." or "哈哈哈") stay quiet, which is what the
   seed's threshold buys.
 
+A detection's `period` is its unit's length in characters (the unit of types
+1 and 2 is the text of one period, separators and list numbers included);
+`extra["elements"]` gives the period in blocks or lines, `repeats` the whole
+periods in the run.
+
 Cost: O(len(text)) per event to keep the turn's first `checkpoints[-1]`
 characters, plus one evaluation per checkpoint (a 200-character regex
 search; a period search over at most 3000 characters' blocks, O(elements *
