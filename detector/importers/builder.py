@@ -12,7 +12,7 @@ import math
 from datetime import datetime
 
 from ..events import EventError, validate_event
-from .source import Source
+from .source import JSON_DECODER, Source
 from .transcript import Transcript
 
 
@@ -127,7 +127,7 @@ def tool_args(value: object) -> dict:
         return {}
     if isinstance(value, str):
         try:
-            parsed = json.loads(value)
+            parsed = JSON_DECODER.decode(value)
         except (ValueError, RecursionError):
             return {"_raw": value}
         return parsed if isinstance(parsed, dict) else {"_raw": value}

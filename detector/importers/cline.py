@@ -13,11 +13,9 @@ error -> warnings; other kinds are noted as skipped. O(n) in records.
 
 from __future__ import annotations
 
-import json
-
 from .anthropic_messages import add_block, add_user_content
 from .builder import TranscriptBuilder, as_dict, as_list
-from .source import Source, type_name
+from .source import JSON_DECODER, Source, type_name
 from .transcript import Transcript
 
 NAME = "cline"
@@ -66,7 +64,7 @@ def _json_object(text: object) -> dict:
     if not isinstance(text, str) or not text.startswith("{"):
         return {}
     try:
-        return as_dict(json.loads(text))
+        return as_dict(JSON_DECODER.decode(text))
     except (ValueError, RecursionError):
         return {}
 

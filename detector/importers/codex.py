@@ -17,10 +17,8 @@ O(n) in records.
 
 from __future__ import annotations
 
-import json
-
 from .builder import TranscriptBuilder, as_dict, as_list, output_text, require_str, tool_args
-from .source import Source
+from .source import JSON_DECODER, Source
 from .transcript import Transcript
 
 NAME = "codex"
@@ -152,7 +150,7 @@ def _tool_output(output: object) -> tuple[str, bool | None]:
     text = output_text(output)
     if text.startswith("{") and '"exit_code"' in text:
         try:
-            exit_code = as_dict(as_dict(json.loads(text)).get("metadata")).get("exit_code")
+            exit_code = as_dict(as_dict(JSON_DECODER.decode(text)).get("metadata")).get("exit_code")
         except (ValueError, RecursionError):
             exit_code = None
         if isinstance(exit_code, int) and not isinstance(exit_code, bool):

@@ -8,11 +8,10 @@ most the first `_PROBE_LINES` lines beyond the document parse.
 
 from __future__ import annotations
 
-import json
 from itertools import islice
 
 from ..events import EVENT_TYPES
-from .source import Source
+from .source import JSON_DECODER, Source
 from .stream import is_sse, stream_records, whole_document
 from .transcript import TranscriptError
 
@@ -144,7 +143,7 @@ def _classify_sse(source: Source) -> str | None:
 def _classify_lines(source: Source) -> str | None:
     for _, line in source.lines()[:_PROBE_LINES]:
         try:
-            record = json.loads(line)
+            record = JSON_DECODER.decode(line)
         except (ValueError, RecursionError):
             return None
         if isinstance(record, dict) and (found := classify_record(record)):

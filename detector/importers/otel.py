@@ -17,10 +17,8 @@ noted as skipped. O(spans x attributes).
 
 from __future__ import annotations
 
-import json
-
 from .builder import TranscriptBuilder, as_dict, as_list, epoch_seconds, output_text, require_str, tool_args
-from .source import Source, type_name
+from .source import JSON_DECODER, Source, type_name
 from .stream import whole_document
 from .transcript import Transcript
 
@@ -150,7 +148,7 @@ def _json(value: object) -> object:
     """A value that may be JSON text, parsed; None when it is neither."""
     if isinstance(value, str):
         try:
-            return json.loads(value)
+            return JSON_DECODER.decode(value)
         except (ValueError, RecursionError):
             return None
     return value

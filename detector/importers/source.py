@@ -60,16 +60,24 @@ def _finite(number: str) -> float | None:
     return value if math.isfinite(value) else None
 
 
-_DECODER = json.JSONDecoder(parse_float=_finite, parse_constant=lambda _: None)
+def _bounded_int(digits: str) -> int | None:
+    # Python refuses to convert integers longer than 4,300 digits (a guard against slow parsing)
+    return int(digits) if len(digits.lstrip("-")) <= 4300 else None
+
+
+# every JSON the importers read goes through this decoder (`JSON_DECODER.decode`
+# raises ValueError, or RecursionError for absurd nesting)
+JSON_DECODER = json.JSONDecoder(parse_float=_finite, parse_int=_bounded_int, parse_constant=lambda _: None)
 
 
 def loads(text: str, file: str, line: int | None = None) -> object:
     """`json.loads` with errors as `TranscriptError`. `line` is the line
     `text` starts on when it is one line of a larger file. NaN, Infinity and
     overflowing numbers (Python writers emit them; JSON has none, and
-    PostgreSQL's jsonb refuses them) are read as null."""
+    PostgreSQL's jsonb refuses them) and integers too long for Python are
+    read as null."""
     try:
-        return _DECODER.decode(text)
+        return JSON_DECODER.decode(text)
     except json.JSONDecodeError as exc:
         at = exc.lineno if line is None else line + exc.lineno - 1
         raise TranscriptError(_json_error(exc, text), file=file, line=at) from None

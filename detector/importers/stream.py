@@ -6,10 +6,9 @@ the same records; each comes with the line it starts on. O(n) in bytes.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 
-from .source import Source, split_lines
+from .source import JSON_DECODER, Source, split_lines
 from .transcript import TranscriptError
 
 SSE_PREFIXES = ("data:", "event:", "id:", "retry:", ":")
@@ -77,7 +76,7 @@ def whole_document(source: Source) -> object | None:
         if len(lines) < 2 or lines[0][1].lstrip().startswith("["):
             raise
         try:
-            json.loads(lines[0][1])
+            JSON_DECODER.decode(lines[0][1])
         except (ValueError, RecursionError):
             raise document_error from None  # a document cut short: say where
         return None

@@ -39,8 +39,9 @@ def test_only_lf_and_crlf_end_lines():
 
 
 def test_numbers_json_lacks_are_read_as_null():
-    data = b'{"type": "content", "text": "a", "t": NaN, "x": [Infinity, -Infinity, 1e999, 1.5]}\n'
-    event = {"type": "content", "text": "a", "t": None, "x": [None, None, None, 1.5]}
+    huge = b"-" + b"9" * 5000
+    data = b'{"type": "content", "text": "a", "t": NaN, "x": [Infinity, -Infinity, 1e999, 1.5, %s, 7]}\n' % huge
+    event = {"type": "content", "text": "a", "t": None, "x": [None, None, None, 1.5, None, 7]}
     assert parse_bytes(data, "a.jsonl").events[1] == event
 
 

@@ -181,3 +181,8 @@ def test_a_request_body_gives_its_model():
     transcript = parse_bytes(data, "r.json", "openai")
     assert transcript.model == "gpt-y"
     assert body(transcript.events) == [{"type": "user", "text": "hi"}]
+
+
+def test_tool_arguments_read_like_every_other_json():
+    data = lines(chunk({"tool_calls": [{"index": 0, "id": "a", "function": {"name": "f", "arguments": '{"x": NaN}'}}]}))
+    assert parse_bytes(data, "s.jsonl").events[-1] == {"type": "tool_call", "name": "f", "args": {"x": None}, "id": "a"}
