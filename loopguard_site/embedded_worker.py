@@ -60,7 +60,7 @@ class EmbeddedWorker:
 
     def stop(self) -> None:
         """Warm shutdown: finish running tasks, then return."""
-        if self._thread is None:
+        if not self.running:
             return
         state.should_stop = 0  # exit status 0; checked by the consumer loop between messages
         # The consumer loop waits up to 2 s for a message, sees the flag, then
@@ -74,7 +74,6 @@ class EmbeddedWorker:
                 raise RuntimeError(f"the embedded Celery worker did not stop within {STOP_TIMEOUT:.0f} s")
         finally:
             state.should_stop = None
-            self._thread = None
 
     @property
     def running(self) -> bool:
