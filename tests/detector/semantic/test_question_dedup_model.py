@@ -113,3 +113,24 @@ def test_the_model_loads_and_embeds_with_every_socket_refused():
         [sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=repo, timeout=240
     )
     assert (result.returncode, result.stdout) == (0, "384\n"), result.stderr
+
+
+def test_building_the_monitor_loads_nothing_until_the_first_question():
+    script = textwrap.dedent(
+        """
+        import sys
+        from detector import Monitor, loads_config
+
+        config = loads_config("[profiles.semantic.question_dedup]\\n")
+        monitor = Monitor("semantic", config=config)
+        monitor.feed({"type": "user", "text": "ok"})  # too short to be a question
+        print(sorted(m for m in ("torch", "sentence_transformers", "transformers") if m in sys.modules))
+        monitor.feed({"type": "user", "text": "Which file contains the database configuration?"})
+        print(sorted(m for m in ("torch", "sentence_transformers", "transformers") if m in sys.modules))
+        """
+    )
+    repo = Path(__file__).resolve().parents[3]
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=repo, timeout=240)
+    assert (result.returncode, result.stdout) == (0, "[]\n['sentence_transformers', 'torch', 'transformers']\n"), (
+        result.stderr
+    )
