@@ -8,7 +8,6 @@ session of n events costs O(n) whatever the format.
 from __future__ import annotations
 
 import json
-import math
 from datetime import datetime
 
 from ..events import EventError, validate_event
@@ -104,12 +103,18 @@ class TranscriptBuilder:
 
 def epoch_seconds(timestamp: object) -> float | None:
     """Seconds since the epoch of an ISO 8601 string or a number (values
-    above 1e11 are taken as milliseconds); None when unreadable."""
+    above 1e11 are taken as milliseconds); None when unreadable or beyond
+    the year 5000 either way."""
     if isinstance(timestamp, bool):
         return None
     if isinstance(timestamp, (int, float)):
-        seconds = timestamp / 1000 if timestamp > 1e11 else float(timestamp)
-        return seconds if math.isfinite(seconds) else None
+        try:
+            seconds = float(timestamp)
+        except OverflowError:
+            return None
+        if seconds > 1e11:
+            seconds /= 1000
+        return seconds if abs(seconds) < 1e11 else None
     if isinstance(timestamp, str):
         try:
             return datetime.fromisoformat(timestamp).timestamp()

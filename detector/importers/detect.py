@@ -35,6 +35,7 @@ CODEX_RECORD_TYPES = (
     "event_msg",
     "compacted",
 )
+SPAN_KEYS = frozenset({"spanContext", "traceId", "context", "startTime", "start_time", "startTimeUnixNano"})
 CLAUDE_CODE_KEYS = frozenset({"parentUuid", "leafUuid", "isSidechain", "uuid"})
 CLAUDE_CODE_TYPES = (
     "summary",
@@ -66,7 +67,7 @@ ANTHROPIC_ONLY_BLOCKS = (
 def classify_record(record: dict) -> str | None:
     """The format one JSON Lines record belongs to, or None."""
     kind = record.get("type") if isinstance(record.get("type"), str) else None
-    if "resourceSpans" in record or ({"spanContext", "traceId", "context"} & record.keys() and "attributes" in record):
+    if "resourceSpans" in record or ("attributes" in record and SPAN_KEYS & record.keys()):
         return "otel"
     if "choices" in record or str(record.get("object", "")).startswith("chat.completion"):
         return "openai"

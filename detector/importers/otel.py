@@ -99,13 +99,23 @@ def _span(span: dict, line: int | None) -> dict:
     }
 
 
+def _small_int(value: object) -> int | None:
+    """An integer (or its decimal text) of at most 30 digits, else None:
+    times and indices beyond that are junk, and would overflow a float."""
+    text = str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+    if isinstance(text, str) and text.isascii() and text.lstrip("-").isdigit() and len(text) <= 30:
+        return int(text)
+    return None
+
+
 def _start_time(span: dict) -> float | None:
     start = span.get("startTime", span.get("start_time"))
-    if isinstance(start, list) and len(start) == 2 and all(isinstance(part, int) for part in start):
-        return start[0] + start[1] / 1e9  # [seconds, nanoseconds] (JS SDK)
-    nanos = span.get("startTimeUnixNano")
-    if isinstance(nanos, (str, int)) and str(nanos).isdigit():
-        return int(nanos) / 1e9
+    if isinstance(start, list) and len(start) == 2:  # [seconds, nanoseconds] (JS SDK)
+        seconds, nanos = _small_int(start[0]), _small_int(start[1])
+        return epoch_seconds(seconds + nanos / 1e9) if seconds is not None and nanos is not None else None
+    nanos = _small_int(span.get("startTimeUnixNano"))
+    if nanos is not None:
+        return epoch_seconds(nanos / 1e9)
     return epoch_seconds(start)
 
 
@@ -116,8 +126,8 @@ def _any_value(value: object) -> object:
         if key in value:
             return value[key]
     if "intValue" in value:
-        number = value["intValue"]
-        return int(number) if isinstance(number, str) and number.lstrip("-").isdigit() else number
+        number = _small_int(value["intValue"])  # OTLP JSON writes 64-bit integers as text
+        return number if number is not None else value["intValue"]
     if "arrayValue" in value:
         return [_any_value(item) for item in as_list(as_dict(value["arrayValue"]).get("values"))]
     if "kvlistValue" in value:
@@ -139,8 +149,9 @@ def _indexed(attrs: dict, prefix: str) -> list[dict]:
     for key, value in attrs.items():
         if key.startswith(prefix):
             index, _, rest = key[len(prefix) :].partition(".")
-            if index.isdigit() and rest:
-                groups.setdefault(int(index), {})[rest] = value
+            number = _small_int(index)
+            if number is not None and number >= 0 and rest:
+                groups.setdefault(number, {})[rest] = value
     return [groups[index] for index in sorted(groups)]
 
 

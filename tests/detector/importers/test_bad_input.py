@@ -152,10 +152,14 @@ def test_detection_ignores_the_file_name():
         {"id": "m", "type": "gemini", "content": "x", "toolCalls": [{"name": ["n"], "args": [1]}]},
         {"$rewindTo": {"id": "m"}},
         [{"say": ["x"], "type": "say", "text": {"a": 1}}],
+        [{"ts": 10**400, "type": "say", "say": "task", "text": "x"}, {"ts": -1e308, "type": "say", "say": "task"}],
+        [{"name": "a", "startTime": [10**300, 5], "attributes": {"gen_ai.request.model": "m", "gen_ai.prompt.².x": 1}}],
+        {"resourceSpans": [{"scopeSpans": [{"spans": [{"name": "a", "startTimeUnixNano": "9" * 400}]}]}]},
+        {"type": "user", "uuid": "u", "timestamp": 10**4000, "message": {"content": "x"}},
     ],
 )
 @pytest.mark.parametrize("fmt", ["auto", *FORMATS])
-def test_values_of_unexpected_types_never_escape_as_other_errors(data, fmt):
+def test_values_of_unexpected_types_or_sizes_never_escape_as_other_errors(data, fmt):
     try:
         transcript = parse_bytes(json.dumps(data).encode(), "x.json", fmt)
     except TranscriptError as exc:
