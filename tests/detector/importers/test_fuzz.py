@@ -68,7 +68,12 @@ def test_mutated_samples(data, fmt):
 
 
 JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False)
+    | st.text(max_size=8)
+    | st.sampled_from([10**400, -(10**400), 1e308, -1e308, "²", "9" * 40, "2026-13-45T99:00:00Z"]),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
     max_leaves=8,
 )
