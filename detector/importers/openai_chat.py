@@ -176,8 +176,8 @@ def _stream(builder: TranscriptBuilder, source: Source) -> None:
         for choice in choices:
             if choice.get("index", 0) != 0:
                 continue
-            # a response's turn starts at its first choice-0 chunk, not at chunks without
-            # choices (Azure's prompt_filter_results, the usage chunk)
+            # a response's turn starts at its first choice-0 chunk (after the last finish),
+            # not at chunks without choices (Azure's prompt_filter_results, the usage chunk)
             if chunk.get("id") != response_id:
                 tools.flush()
                 response_id = chunk.get("id")
@@ -194,4 +194,5 @@ def _stream(builder: TranscriptBuilder, source: Source) -> None:
             if require_str(choice.get("finish_reason")):
                 tools.flush()
                 builder.add("finish", reason=choice["finish_reason"])
+                response_id = object()  # servers that reuse one id: the next chunk is a new request
     tools.flush()

@@ -93,11 +93,13 @@ def test_only_choice_0_is_imported_and_the_warning_says_so():
     assert transcript.warnings == ["only choice 0 is imported; the input also has choices ['1']"]
 
 
-def test_each_response_id_starts_a_turn_and_errors_become_warnings():
+def test_a_new_response_id_or_a_chunk_after_a_finish_starts_a_turn_and_errors_become_warnings():
     data = lines(
         chunk({"content": "a"}, finish="length"),
         {"error": {"message": "overloaded"}},
         chunk({"content": "b"}, chunk_id="r2"),
+        chunk({"content": "c"}, chunk_id="r2", finish="stop"),
+        chunk({"content": "d"}, chunk_id="r2"),
     )
     transcript = parse_bytes(data, "s.jsonl")
     assert body(transcript.events) == [
@@ -106,6 +108,10 @@ def test_each_response_id_starts_a_turn_and_errors_become_warnings():
         {"type": "finish", "reason": "length"},
         {"type": "turn"},
         {"type": "content", "text": "b"},
+        {"type": "content", "text": "c"},
+        {"type": "finish", "reason": "stop"},
+        {"type": "turn"},
+        {"type": "content", "text": "d"},
     ]
     assert transcript.warnings == ["line 2: error: overloaded"]
 
