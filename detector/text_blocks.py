@@ -16,8 +16,8 @@ the one generic period finder (`PeriodTracker`).
 
 Threshold by the size of one copy: a run of period p blocks, one copy
 `span` characters long, fires once it holds `block_min_copies` copies and
-covers `block_region_chars` characters (`symbol_region_chars` when the copy
-has no letter: table rules, ASCII art). So a 300-character paragraph fires
+covers `block_region_chars` characters (`symbol_region_chars` visible,
+non-blank characters when the copy has no letter: table rules, ASCII art). So a 300-character paragraph fires
 at its third copy while "Wait," would need forty. Once fired the finder
 stays quiet while the same run grows; a broken run re-arms it.
 
@@ -202,11 +202,15 @@ class BlockCycleFinder:
             length = tracker.run_length(p)
             if length < p * params.block_min_copies:
                 continue
-            first_of_copy = ring[-p]
-            span = last.end - first_of_copy.start - first_of_copy.lead
+            span = last.end - ring[-p].start  # characters in one copy
             blocks = list(ring)
             copy_text = "".join(block.raw for block in blocks[-p:])
-            region_chars = params.block_region_chars if LETTER.search(copy_text) else params.symbol_region_chars
+            if not LETTER.search(copy_text):
+                # No word: count only visible characters, so the blank inside of
+                # an ASCII-art box ("|        |") takes many rows to add up.
+                span, region_chars = len(copy_text) - len(WHITESPACE.findall(copy_text)), params.symbol_region_chars
+            else:
+                region_chars = params.block_region_chars
             needed = max(p * params.block_min_copies, -(-region_chars * p // max(span, 1)))
             if length < needed:
                 continue
