@@ -73,19 +73,26 @@ def _response(builder: TranscriptBuilder, message: dict) -> None:
         builder.add("finish", reason=finish_reason(message["stop_reason"]))
 
 
-def _stream(builder: TranscriptBuilder, source: Source) -> None:
-    tool_blocks: dict[object, dict] = {}  # block index -> tool_use being streamed
+class EventReader:
+    """Messages stream events, one at a time, as events on `builder`: the
+    importer's stream parser, and `detector.stream_guard` over SDK events."""
 
-    def complete(index: object) -> None:
-        block = tool_blocks.pop(index)
+    def __init__(self, builder: TranscriptBuilder):
+        self.builder = builder
+        self.tool_blocks: dict[object, dict] = {}  # block index -> tool_use being streamed
+
+    def _complete(self, index: object) -> None:
+        block = self.tool_blocks.pop(index)
         pieces = block["input_pieces"]
         args = tool_args("".join(pieces)) if pieces else tool_args(block.get("input"))
-        builder.add("tool_call", name=str(block.get("name") or ""), args=args, id=require_str(block.get("id")))
+        self.builder.add("tool_call", name=str(block.get("name") or ""), args=args, id=require_str(block.get("id")))
 
-    for number, event in stream_records(source):
+    def feed(self, event: dict, number: int | None = None) -> None:
+        """One stream event; `number` is its line (or position) for errors."""
+        builder, tool_blocks = self.builder, self.tool_blocks
         kind = event.get("type")
         if not isinstance(kind, str):
-            raise source.error("not an Anthropic stream event (no 'type')", line=number, field="type")
+            raise builder.source.error("not an Anthropic stream event (no 'type')", line=number, field="type")
         if kind == "message_start":
             message = as_dict(event.get("message"))
             builder.set_model(message.get("model"))
@@ -100,10 +107,10 @@ def _stream(builder: TranscriptBuilder, source: Source) -> None:
             _delta(builder, tool_blocks, event, number)
         elif kind == "content_block_stop":
             if _key(event.get("index")) in tool_blocks:
-                complete(_key(event.get("index")))
+                self._complete(_key(event.get("index")))
         elif kind == "message_delta":
             for index in list(tool_blocks):
-                complete(index)
+                self._complete(index)
             stop = as_dict(event.get("delta")).get("stop_reason")
             if require_str(stop):
                 builder.add("finish", reason=finish_reason(stop))
@@ -112,8 +119,19 @@ def _stream(builder: TranscriptBuilder, source: Source) -> None:
             builder.warn(f"line {number}: {error.get('type', 'error')}: {output_text(error.get('message'))}")
         else:  # message_stop, ping and event types added after this parser
             builder.skip(number, kind)
-    for index in list(tool_blocks):  # a stream cut before its blocks stopped
-        complete(index)
+
+    def close(self) -> None:
+        """The stream ended: a stream cut before its blocks stopped still
+        emits the tool calls it started."""
+        for index in list(self.tool_blocks):
+            self._complete(index)
+
+
+def _stream(builder: TranscriptBuilder, source: Source) -> None:
+    reader = EventReader(builder)
+    for number, event in stream_records(source):
+        reader.feed(event, number)
+    reader.close()
 
 
 def _key(index: object) -> object:

@@ -155,11 +155,19 @@ class _ToolCallAssembler:
             self.builder.add("tool_call", name="".join(call["name"]), args=args, id=call["id"])
 
 
-def _stream(builder: TranscriptBuilder, source: Source) -> None:
-    tools = _ToolCallAssembler(builder)
-    response_id = object()  # matches no id: the first chunk with choice 0 starts a turn
-    multiple_choices = False
-    for number, chunk in stream_records(source):
+class ChunkReader:
+    """Chat completion chunks, one at a time, as events on `builder`: the
+    importer's stream parser, and `detector.stream_guard` over SDK chunks."""
+
+    def __init__(self, builder: TranscriptBuilder):
+        self.builder = builder
+        self.tools = _ToolCallAssembler(builder)
+        self.response_id = object()  # matches no id: the first chunk with choice 0 starts a turn
+        self.multiple_choices = False
+
+    def feed(self, chunk: dict, number: int | None = None) -> None:
+        """One chunk; `number` is its line (or position) for warnings."""
+        builder, tools = self.builder, self.tools
         if "choices" not in chunk:
             if "error" in chunk:
                 builder.warn(
@@ -167,20 +175,20 @@ def _stream(builder: TranscriptBuilder, source: Source) -> None:
                 )
             else:
                 builder.skip(number, chunk.get("type") or chunk.get("object") or "record without choices")
-            continue
+            return
         builder.set_model(chunk.get("model"))
         choices = [as_dict(choice) for choice in as_list(chunk.get("choices"))]
-        if not multiple_choices and any(choice.get("index", 0) != 0 for choice in choices):
-            multiple_choices = True
+        if not self.multiple_choices and any(choice.get("index", 0) != 0 for choice in choices):
+            self.multiple_choices = True
             _note_other_choices(builder, choices)
         for choice in choices:
             if choice.get("index", 0) != 0:
                 continue
             # a response's turn starts at its first choice-0 chunk (after the last finish),
             # not at chunks without choices (Azure's prompt_filter_results, the usage chunk)
-            if chunk.get("id") != response_id:
+            if chunk.get("id") != self.response_id:
                 tools.flush()
-                response_id = chunk.get("id")
+                self.response_id = chunk.get("id")
                 builder.add("turn")
             delta = as_dict(choice.get("delta"))
             reasoning = _reasoning_text(delta)
@@ -194,5 +202,15 @@ def _stream(builder: TranscriptBuilder, source: Source) -> None:
             if require_str(choice.get("finish_reason")):
                 tools.flush()
                 builder.add("finish", reason=choice["finish_reason"])
-                response_id = object()  # servers that reuse one id: the next chunk is a new request
-    tools.flush()
+                self.response_id = object()  # servers that reuse one id: the next chunk is a new request
+
+    def close(self) -> None:
+        """The stream ended: emit the tool calls still being assembled."""
+        self.tools.flush()
+
+
+def _stream(builder: TranscriptBuilder, source: Source) -> None:
+    reader = ChunkReader(builder)
+    for number, chunk in stream_records(source):
+        reader.feed(chunk, number)
+    reader.close()
