@@ -53,6 +53,11 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = LOOPGUARD_UPLOAD_MAX_BYTES
 # Worker threads of the embedded Celery worker (`loopguard lab` without REDIS_URL).
 LOOPGUARD_EMBEDDED_WORKER_THREADS = env_int("LOOPGUARD_EMBEDDED_WORKER_THREADS", 2, minimum=1)
 
+# Live sessions: no event for this long marks one `stalled` (seed 003's health
+# check); the lab process looks for such sessions every LIVE_SWEEP seconds.
+LOOPGUARD_LIVE_STALL_SECONDS = env_int("LOOPGUARD_LIVE_STALL_SECONDS", 60, minimum=1)
+LOOPGUARD_LIVE_SWEEP_SECONDS = env_int("LOOPGUARD_LIVE_SWEEP_SECONDS", 10, minimum=1)
+
 INSTALLED_APPS = [
     "daphne",
     "django.contrib.admin",
@@ -67,6 +72,7 @@ INSTALLED_APPS = [
     "loopguard_site.health",
     "loopguard_site.transcripts",
     "loopguard_site.replay",
+    "loopguard_site.live",
 ]
 
 MIDDLEWARE = [

@@ -3,6 +3,8 @@ from django.urls import include, path
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("", include("loopguard_site.live.urls")),  # first: it shares api/sessions/<id>/events
     path("", include("loopguard_site.transcripts.urls")),
     path("", include("loopguard_site.replay.urls")),
+    path("", include("loopguard_site.timeline.urls")),
 ]

@@ -56,6 +56,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         print("Full mode: Redis broker and channels; start workers with `celery -A loopguard_site worker`")
 
+    from loopguard_site.live.sweeper import StalledSweeper
+
+    sweeper = StalledSweeper(settings.LOOPGUARD_LIVE_SWEEP_SECONDS)  # marks silent live sessions stalled
+    sweeper.start()
     server = Server(
         application,
         endpoints=build_endpoint_description_strings(host=args.host, port=args.port),
@@ -65,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         server.run()
     finally:
+        sweeper.stop()
         if worker is not None:
             worker.stop()
     if not server.listening_addresses:

@@ -1,0 +1,5 @@
+from django.apps import AppConfig
+
+
+class LiveConfig(AppConfig):
+    name = "loopguard_site.live"

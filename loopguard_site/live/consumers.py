@@ -1,0 +1,151 @@
+"""The live sockets.
+
+`/ws/ingest/<id>`, the producer's: on connect `{"resume": LAST_ACKED_SEQ}`
+(0 for a new session), then the session's stop-level detections again (a
+producer that lost the connection before reading one still learns to stop).
+Per message: `{"detection": {...}}` for each detection it fired, then
+`{"ack": N}`; a bad message gets `{"error", "field", "seq"}` and the socket
+stays usable. `{"close": true}` closes the session, answers `{"state":
+"closed"}` and ends the socket. One producer socket per session: a new one
+takes over and the older is closed with code 4409.
+
+`/ws/sessions/<id>`, the viewers': a snapshot (`{"state"}`, the stored
+events in chunks, the detections), then every message of the session's group.
+Close codes: 4401 not signed in, 4403 not allowed, 4404 no such session,
+4409 a session that takes no events (ingest) or a producer replaced.
+"""
+
+from __future__ import annotations
+
+import json
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from .messages import producer_group, send_producer_taken, viewer_group
+from .protocol import ProtocolError, parse_message
+from .selectors import (
+    OPEN_STATES,
+    acked_seq,
+    can_ingest,
+    can_view,
+    event_chunks,
+    live_detections,
+    live_session_get,
+)
+from .services import live_detection_dict, live_ingest, live_session_close
+
+CLOSE_UNAUTHENTICATED = 4401
+CLOSE_FORBIDDEN = 4403
+CLOSE_NOT_FOUND = 4404
+CLOSE_CONFLICT = 4409
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"{name} is not JSON")
+
+
+class IngestConsumer(AsyncJsonWebsocketConsumer):
+    async def connect(self) -> None:
+        user = self.scope["user"]
+        if not user.is_authenticated:
+            await self.close(code=CLOSE_UNAUTHENTICATED)
+            return
+        self.session_id = self.scope["url_route"]["kwargs"]["session_id"]
+        session = await database_sync_to_async(live_session_get)(self.session_id)
+        if session is None:
+            await self.close(code=CLOSE_NOT_FOUND)
+        elif not can_ingest(user, session):
+            await self.close(code=CLOSE_FORBIDDEN)
+        elif session.state not in OPEN_STATES:
+            await self.close(code=CLOSE_CONFLICT)
+        else:
+            await send_producer_taken(self.session_id, self.channel_name)
+            await self.channel_layer.group_add(producer_group(self.session_id), self.channel_name)
+            await self.accept()
+            await self.send_json({"resume": await database_sync_to_async(acked_seq)(self.session_id)})
+            for detection in await database_sync_to_async(_stop_detections)(session):
+                await self.send_json({"detection": detection})
+
+    async def disconnect(self, code: int) -> None:
+        if hasattr(self, "session_id"):
+            await self.channel_layer.group_discard(producer_group(self.session_id), self.channel_name)
+
+    @classmethod
+    async def decode_json(cls, text_data: str) -> object:
+        return json.loads(text_data, parse_constant=_reject_constant)
+
+    async def receive(self, text_data=None, bytes_data=None, **kwargs) -> None:
+        try:
+            content = await self.decode_json(text_data if text_data is not None else bytes_data.decode("utf-8"))
+        except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError included
+            await self.send_json({"error": f"the message is not valid JSON: {exc}", "field": None, "seq": None})
+            return
+        await self.receive_json(content)
+
+    async def receive_json(self, content, **kwargs) -> None:
+        seq = content.get("seq") if isinstance(content, dict) else None
+        try:
+            message = parse_message(content)
+            if message.seq is None:
+                result = await database_sync_to_async(live_session_close)(session_id=self.session_id)
+            else:
+                result = await database_sync_to_async(live_ingest)(
+                    session_id=self.session_id, seq=message.seq, events=message.events, close=message.close
+                )
+        except ProtocolError as exc:
+            await self.send_json({"error": str(exc), "field": exc.field, "seq": seq})
+            return
+        for detection in result.detections:
+            await self.send_json({"detection": detection})
+        if message.seq is not None:
+            await self.send_json({"ack": result.ack})
+        if message.close:
+            await self.send_json({"state": result.state})
+            await self.close(code=1000)
+
+    async def producer_taken(self, message: dict) -> None:
+        if message["channel"] != self.channel_name:
+            await self.close(code=CLOSE_CONFLICT)
+
+
+def _stop_detections(session) -> list[dict]:
+    return [live_detection_dict(d) for d in live_detections(session, actions=("stop",))]
+
+
+def _snapshot(session_id: int) -> list[dict]:
+    session = live_session_get(session_id)  # read again: the group was joined meanwhile
+    messages: list[dict] = [{"state": session.state}]
+    messages += [{"events": chunk} for chunk in event_chunks(session)]
+    messages += [{"detection": live_detection_dict(d)} for d in live_detections(session)]
+    return messages
+
+
+class ViewerConsumer(AsyncJsonWebsocketConsumer):
+    async def connect(self) -> None:
+        user = self.scope["user"]
+        if not user.is_authenticated:
+            await self.close(code=CLOSE_UNAUTHENTICATED)
+            return
+        session_id = self.scope["url_route"]["kwargs"]["session_id"]
+        session = await database_sync_to_async(live_session_get)(session_id)
+        if session is None:
+            await self.close(code=CLOSE_NOT_FOUND)
+            return
+        if not can_view(user, session):
+            await self.close(code=CLOSE_FORBIDDEN)
+            return
+        # Join first, then read the snapshot: nothing can fall between them
+        # (what arrives twice, the page drops by `seq` and detection `id`).
+        self.group = viewer_group(session_id)
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.accept()
+        for message in await database_sync_to_async(_snapshot)(session_id):
+            await self.send_json(message)
+
+    async def disconnect(self, code: int) -> None:
+        if hasattr(self, "group"):
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def live_forward(self, message: dict) -> None:
+        await self.send_json(message["payload"])

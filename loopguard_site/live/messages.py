@@ -1,0 +1,53 @@
+"""Messages of the live channel-layer groups.
+
+Viewers of a session (`/ws/sessions/<id>`) share the group `viewer_group(id)`
+and get the payloads declared here, exactly as the socket sends them. The
+producer sockets of a session share `producer_group(id)`: a new producer
+takes the session over and the older socket closes. `send_to_viewers` and
+`send_producer_taken` are the only code that calls the channel layer for
+live sessions; consumers forward what they get.
+"""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+
+
+class EventsMessage(TypedDict):
+    events: list[dict]  # each event with its `seq` (the session's event number)
+
+
+class DetectionMessage(TypedDict):
+    detection: dict  # detection_to_dict() plus `event_seq`
+
+
+class StateMessage(TypedDict):
+    state: str
+
+
+ViewerMessage = EventsMessage | DetectionMessage | StateMessage
+
+
+def viewer_group(session_id: int) -> str:
+    return f"live.session.{session_id}"
+
+
+def producer_group(session_id: int) -> str:
+    return f"live.producer.{session_id}"
+
+
+def send_to_viewers(session_id: int, payloads: list[ViewerMessage]) -> None:
+    """Forward payloads, in order, to every socket watching the session."""
+    send = async_to_sync(get_channel_layer().group_send)
+    for payload in payloads:
+        send(viewer_group(session_id), {"type": "live.forward", "payload": payload})
+
+
+async def send_producer_taken(session_id: int, channel_name: str) -> None:
+    """Tell the session's producer sockets that `channel_name` took over."""
+    await get_channel_layer().group_send(
+        producer_group(session_id), {"type": "producer.taken", "channel": channel_name}
+    )

@@ -1,0 +1,90 @@
+"""The producer's messages (../shared/docs/api.md, "Live ingest"), parsed
+and checked before anything is stored. Pure: a dict in, an `IngestMessage`
+out, or a `ProtocolError` naming the field.
+
+- `{"seq": N, "event": {...}}` or `{"seq": N, "events": [...]}`: N numbers
+  the producer's *messages* (1, 2, 3, ...), whatever the number of events in
+  each; the server acknowledges N once the message is stored.
+- `{"close": true}`: the producer is done; the session is closed and takes no
+  more events. It may also ride on an events message (stored, then closed).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from detector.events import EventError, validate_event
+from loopguard_site.transcripts.storable import unstorable_event
+
+MAX_EVENTS_PER_MESSAGE = 10_000
+
+
+class ProtocolError(ValueError):
+    """A message that breaks the protocol; `field` names the culprit
+    (`seq`, `events[3].text`, ...)."""
+
+    def __init__(self, message: str, *, field: str | None = None, status: int = 400):
+        super().__init__(message)
+        self.field = field
+        self.status = status
+
+
+@dataclass(frozen=True)
+class IngestMessage:
+    seq: int | None  # None: a bare close
+    events: list[dict]
+    close: bool = False
+
+
+def parse_message(data: object) -> IngestMessage:
+    """Check one producer message.
+
+    >>> parse_message({"seq": 1, "event": {"type": "content", "text": "Hi"}})
+    IngestMessage(seq=1, events=[{'type': 'content', 'text': 'Hi'}], close=False)
+    >>> parse_message({"seq": 2, "events": [{"type": "content"}]})
+    Traceback (most recent call last):
+    ...
+    loopguard_site.live.protocol.ProtocolError: events[0].text: field 'text' of a content event must be a string
+    """
+    if not isinstance(data, dict):
+        raise ProtocolError("a message must be a JSON object")
+    close = data.get("close", False)
+    if not isinstance(close, bool):
+        raise ProtocolError("close must be true or false", field="close")
+    if close and "seq" not in data and "event" not in data and "events" not in data:
+        return IngestMessage(seq=None, events=[], close=True)
+    seq = data.get("seq")
+    if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1:
+        raise ProtocolError("seq must be a whole number from 1 on", field="seq")
+    if ("event" in data) == ("events" in data):
+        raise ProtocolError("send exactly one of 'event' (one event) or 'events' (a list)", field="events")
+    if "event" in data:
+        key, events = "event", [data["event"]]
+    else:
+        key, events = "events", data["events"]
+        if not isinstance(events, list) or not events:
+            raise ProtocolError("events must be a non-empty list of events", field="events")
+        if len(events) > MAX_EVENTS_PER_MESSAGE:
+            raise ProtocolError(f"at most {MAX_EVENTS_PER_MESSAGE} events per message", field="events")
+    for index, event in enumerate(events):
+        where = key if key == "event" else f"events[{index}]"
+        try:
+            validate_event(event)
+        except EventError as exc:
+            field = f"{where}.{exc.field}" if exc.field else where
+            raise ProtocolError(f"{field}: {exc}", field=field) from exc
+    _check_storable(key, events)
+    return IngestMessage(seq=seq, events=events, close=close)
+
+
+def _check_storable(key: str, events: list[dict]) -> None:
+    """Refuse what the database cannot store (NUL, lone surrogates, NaN)."""
+    if problem := unstorable_event(events):
+        number, path, what = problem
+        where = key if key == "event" else f"events[{number - 1}]"
+        raise ProtocolError(f"{where}.{path} holds {what}", field=f"{where}.{path}")
+    try:
+        json.dumps(events, allow_nan=False)
+    except ValueError as exc:
+        raise ProtocolError(f"{key} holds NaN or Infinity, which JSON has not", field=key) from exc

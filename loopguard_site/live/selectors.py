@@ -1,0 +1,97 @@
+"""Reads of live sessions: who may do what, the viewer's snapshot, the
+dashboard's rows and the sessions the stalled sweep looks at."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import F, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce
+
+from loopguard_site.replay.models import Detection
+from loopguard_site.transcripts.models import Event, Session
+
+from .models import LiveStream
+
+# States in which a session takes events (`closed` and `stored` do not).
+OPEN_STATES = (Session.State.LIVE, Session.State.LOOPING, Session.State.STOPPED, Session.State.STALLED)
+SNAPSHOT_CHUNK = 1000  # events per `{"events": [...]}` message of a viewer's snapshot
+DASHBOARD_LIMIT = 200
+
+
+def live_session_get(session_id: int) -> Session | None:
+    return Session.objects.filter(pk=session_id).first()
+
+
+def can_ingest(user: AbstractBaseUser, session: Session) -> bool:
+    """The producer must be the session's creator (or staff)."""
+    return bool(user.is_authenticated and (user.is_staff or session.uploader_id == user.pk))
+
+
+def can_view(user: AbstractBaseUser, session: Session) -> bool:
+    """Any signed-in user may watch, as any may read the sessions API."""
+    return bool(user.is_authenticated)
+
+
+def acked_seq(session_id: int) -> int:
+    return LiveStream.objects.filter(session_id=session_id).values_list("acked_seq", flat=True).first() or 0
+
+
+def live_detections(session: Session, *, actions: tuple[str, ...] = ()) -> list[Detection]:
+    """The session's detections of its own profile, in firing order."""
+    detections = Detection.objects.filter(session=session, profile=session.profile)
+    if actions:
+        detections = detections.filter(action__in=actions)
+    return list(detections.order_by("event_seq", "id"))
+
+
+def event_chunks(session: Session) -> Iterator[list[dict]]:
+    """Every stored event with its `seq`, in chunks of SNAPSHOT_CHUNK."""
+    rows = Event.objects.filter(session=session).order_by("seq").values_list("seq", "data")
+    chunk: list[dict] = []
+    for seq, data in rows.iterator(chunk_size=SNAPSHOT_CHUNK):
+        chunk.append({"seq": seq, **data})
+        if len(chunk) == SNAPSHOT_CHUNK:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def stalled_candidate_ids(cutoff: datetime) -> list[int]:
+    """Live or looping sessions with no event (or, with none, no creation) since `cutoff`."""
+    last = Coalesce(F("live_stream__last_event_at"), F("created"))
+    sessions = Session.objects.filter(state__in=(Session.State.LIVE, Session.State.LOOPING))
+    return list(sessions.annotate(last=last).filter(last__lte=cutoff).order_by("pk").values_list("pk", flat=True))
+
+
+def dashboard_rows() -> list[dict]:
+    """Sessions that were ever live (newest first): state, last event time,
+    and their first detection (of the session's profile), for the dashboard."""
+    first = Detection.objects.filter(session=OuterRef("pk"), profile=OuterRef("profile")).order_by("event_seq", "id")
+    sessions = (
+        Session.objects.filter(~Q(state=Session.State.STORED))
+        .annotate(
+            last_event_at=F("live_stream__last_event_at"),
+            first_type=Subquery(first.values("type")[:1]),
+            first_action=Subquery(first.values("action")[:1]),
+            first_message=Subquery(first.values("message")[:1]),
+        )
+        .order_by("-created", "-id")[:DASHBOARD_LIMIT]
+    )
+    return [
+        {
+            "id": s.pk,
+            "title": s.title,
+            "model": s.model,
+            "state": s.state,
+            "events": s.event_count,
+            "last_event": s.last_event_at.isoformat() if s.last_event_at else None,
+            "first_detection": (
+                {"type": s.first_type, "action": s.first_action, "message": s.first_message} if s.first_type else None
+            ),
+        }
+        for s in sessions
+    ]

@@ -1,0 +1,87 @@
+"""The live tests' small world: a producer (owner of the live sessions, with
+an API token), an outsider, a real looping stream from the shared corpus cut
+into 4-character deltas, and helpers that drive the real ASGI application."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import pytest
+from channels.testing import WebsocketCommunicator
+from django.test import Client
+
+from loopguard_site.accounts.services import api_token_create
+from loopguard_site.asgi import application
+from loopguard_site.transcripts.models import Session
+from loopguard_site.transcripts.services import session_create_live
+from tests.shared_paths import shared_path
+
+TIMEOUT = 10  # seconds a socket may take to answer before the test fails
+LOOP_ROW = "ae-qwen15-1.8b-agile-numbered"  # "4. Agile\n5. Agile\n...", Qwen1.5-1.8B-Chat
+
+
+def corpus_row(row_id: str) -> dict:
+    with shared_path("corpus", "real_small.jsonl").open(encoding="utf-8") as rows:
+        return next(row for row in map(json.loads, rows) if row["id"] == row_id)
+
+
+def deltas(kind: str, text: str, size: int = 4) -> list[dict]:
+    return [{"type": kind, "text": text[i : i + size]} for i in range(0, len(text), size)]
+
+
+@pytest.fixture(scope="session")
+def loop_events() -> list[dict]:
+    """The row's stream as a producer would send it: a turn, then 4-character
+    content deltas (the default profile stops it at event 60, `at` 236)."""
+    row = corpus_row(LOOP_ROW)
+    return [{"type": "turn"}, *deltas(row["channel"], row["text"])]
+
+
+@dataclass
+class Account:
+    user: object
+    token: str
+
+    @property
+    def headers(self) -> list[tuple[bytes, bytes]]:
+        return [(b"authorization", f"Bearer {self.token}".encode())]
+
+    def client(self) -> Client:
+        return Client(HTTP_AUTHORIZATION=f"Bearer {self.token}")
+
+
+def account(django_user_model, name: str) -> Account:
+    user = django_user_model.objects.create_user(name)
+    return Account(user, api_token_create(user=user, name="tests")[1])
+
+
+@pytest.fixture
+def producer(django_user_model) -> Account:
+    return account(django_user_model, "producer")
+
+
+@pytest.fixture
+def outsider(django_user_model) -> Account:
+    return account(django_user_model, "outsider")
+
+
+@pytest.fixture
+def live_session(producer) -> Session:
+    return session_create_live(model="Qwen1.5-1.8B-Chat", uploader=producer.user)
+
+
+def ingest_socket(session: Session, who: Account) -> WebsocketCommunicator:
+    return WebsocketCommunicator(application, f"/ws/ingest/{session.pk}", headers=who.headers)
+
+
+def viewer_socket(session: Session, who: Account) -> WebsocketCommunicator:
+    return WebsocketCommunicator(application, f"/ws/sessions/{session.pk}", headers=who.headers)
+
+
+async def receive_all(socket: WebsocketCommunicator) -> list[dict]:
+    """Every message the socket has been sent so far (it answers within TIMEOUT)."""
+    messages = []
+    while not await socket.receive_nothing(timeout=0.2):
+        messages.append(await socket.receive_json_from(timeout=TIMEOUT))
+    return messages
