@@ -135,7 +135,14 @@ if LOOPGUARD_EMBEDDED:
     # The memory transport is polled: poll often so a queued task starts at once.
     CELERY_BROKER_TRANSPORT_OPTIONS = {"polling_interval": 0.05}
 else:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}}}
+    # redis-py 8 reads with a 5 s socket timeout by default, which aborts the
+    # layer's 5 s blocking pop on every quiet socket (channels_redis issue 422).
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 30}]},
+        }
+    }
     CELERY_BROKER_URL = REDIS_URL
     CELERY_RESULT_BACKEND = REDIS_URL
 

@@ -93,7 +93,7 @@ def test_it_uses_postgresql_and_redis_in_the_full_mode(tmp_path):
     assert s["CHANNEL_LAYERS"] == {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": ["redis://cache.internal:6380/2"]},
+            "CONFIG": {"hosts": [{"address": "redis://cache.internal:6380/2", "socket_timeout": 30}]},
         }
     }
     assert s["CELERY_BROKER_URL"] == s["CELERY_RESULT_BACKEND"] == "redis://cache.internal:6380/2"

@@ -1,0 +1,96 @@
+"""A replay job through a real Celery worker process on Redis and PostgreSQL
+(full mode), watched over a real WebSocket on the Redis channel layer."""
+
+from __future__ import annotations
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from channels.testing import WebsocketCommunicator
+from channels_redis.core import RedisChannelLayer
+
+from loopguard_site.accounts.services import api_token_create
+from loopguard_site.asgi import application
+from loopguard_site.celery import app
+from loopguard_site.replay.services import replay_job_create
+
+from .conftest import scan_json, store_demo, stored_detections
+
+FILES = ("loop-tools-readmediafile.jsonl", "loop-reasoning-two-exits-riddle.jsonl")
+PROFILES = ("default", "seed000")
+FINISHED = ("done", "failed", "cancelled")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_process_replays_the_job_and_progress_arrives_over_the_websocket(
+    celery_worker_process, user, monkeypatch
+):
+    assert isinstance(get_channel_layer(), RedisChannelLayer)
+    worker = celery_worker_process
+    sessions = {name: store_demo(name) for name in FILES}
+    # The job's first task goes to the worker's own queue; the rest follow it there.
+    monkeypatch.setitem(app.conf, "task_default_queue", worker.queue)
+    job = replay_job_create(user=user, profiles=list(PROFILES), session_ids=[s.pk for s in sessions.values()])
+    _, token = api_token_create(user=user, name="test")
+
+    async def watch() -> tuple:
+        socket = WebsocketCommunicator(
+            application, f"/ws/replays/{job.pk}", headers=[(b"authorization", f"Bearer {token}".encode())]
+        )
+        connected = await socket.connect(timeout=10)
+        messages = [await socket.receive_json_from(timeout=10)]
+        worker.start()  # only now: the first message is the snapshot of a queued job
+        while messages[-1]["state"] not in FINISHED:
+            messages.append(await socket.receive_json_from(timeout=120))
+        await socket.disconnect()
+        return connected, messages
+
+    connected, messages = async_to_sync(watch)()
+    status = worker.stop()
+
+    assert connected == (True, None)
+    progress = {"id": job.pk, "failed": 0, "total": 4}
+    assert messages == [
+        {**progress, "state": "queued", "done": 0},
+        {**progress, "state": "running", "done": 1},
+        {**progress, "state": "running", "done": 2},
+        {**progress, "state": "running", "done": 3},
+        {**progress, "state": "done", "done": 4},
+    ], worker.log.read_text()
+    for name, session in sessions.items():
+        for profile in PROFILES:
+            assert stored_detections(session, profile) == scan_json(name, profile)["detections"], (name, profile)
+    assert status == 0, worker.log.read_text()
+
+
+@pytest.mark.parametrize(
+    ("path", "headers", "refusal"),
+    [
+        ("/ws/replays/JOB", [], 4401),
+        ("/ws/replays/JOB?token=lg_not-a-token", [], 4401),
+        ("/ws/replays/999999", "TOKEN", 4404),
+    ],
+)
+@pytest.mark.django_db(transaction=True)
+def test_it_refuses_a_socket_without_a_token_or_for_an_unknown_job(live_services, user, path, headers, refusal):
+    session = store_demo(FILES[0])
+    job = replay_job_create(user=user, profiles=["default"], session_ids=[session.pk])
+    _, token = api_token_create(user=user, name="test")
+    if headers == "TOKEN":
+        headers = [(b"authorization", f"Bearer {token}".encode())]
+
+    async def scenario() -> tuple:
+        return await WebsocketCommunicator(application, path.replace("JOB", str(job.pk)), headers=headers).connect(
+            timeout=10
+        )
+
+    assert async_to_sync(scenario)() == (False, refusal)
+
+
+def test_the_channel_layers_redis_reads_outlast_its_blocking_pop(live_services):
+    # redis-py 8 reads with a 5 s timeout by default, the layer blocks 5 s
+    # waiting for a message: a socket quiet for 5 s (a job whose worker is
+    # still starting) would crash its consumer with "Timeout reading".
+    layer = get_channel_layer()
+    connection = layer.create_pool(0).make_connection()  # not connected: only its settings are read
+    assert connection.socket_timeout > layer.brpop_timeout
