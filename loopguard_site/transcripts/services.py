@@ -13,10 +13,10 @@ from detector.config import builtin_config
 from detector.importers import TranscriptError, parse_bytes
 
 from .archives import ZipLimits, is_zip, zip_members
-from .models import Event, RawUpload, Session, Tag
+from .event_rows import events_insert
+from .models import RawUpload, Session, Tag
 from .storable import unstorable_event
 
-EVENT_BATCH = 2000  # rows per INSERT: large sessions are stored in a few round trips
 TITLE_MAX = Session._meta.get_field("title").max_length
 MODEL_MAX = Session._meta.get_field("model").max_length
 FILENAME_MAX = RawUpload._meta.get_field("filename").max_length
@@ -54,11 +54,7 @@ def session_create_from_events(
     if names:
         Tag.objects.bulk_create([Tag(name=name) for name in names], ignore_conflicts=True)
         session.tags.set(Tag.objects.filter(name__in=names))
-    for start in range(0, len(events), EVENT_BATCH):
-        Event.objects.bulk_create(
-            Event(session=session, seq=seq, type=event["type"], data=event)
-            for seq, event in enumerate(events[start : start + EVENT_BATCH], start=start + 1)
-        )
+    events_insert(session.pk, events)
     if raw is not None:
         RawUpload.objects.create(
             session=session, filename=filename, content=raw, size=len(raw), sha256=hashlib.sha256(raw).hexdigest()

@@ -8,7 +8,6 @@ import pytest
 from django.db import DatabaseError
 
 from detector.importers import TranscriptError
-from loopguard_site.transcripts import services
 from loopguard_site.transcripts.models import Event, RawUpload, Session
 from loopguard_site.transcripts.services import Upload, session_import_file, sessions_import_upload
 
@@ -156,24 +155,17 @@ def test_a_raw_body_over_the_size_limit_is_an_error_naming_it(api, settings):
 
 
 @pytest.mark.django_db
-def test_a_database_failure_half_way_leaves_nothing_of_that_file(monkeypatch):
-    monkeypatch.setattr(services, "EVENT_BATCH", 2)
-    real_bulk_create = Event.objects.bulk_create
-    calls = []
+def test_a_database_failure_after_the_events_are_written_leaves_nothing_of_that_file(monkeypatch):
+    def disk_full(**fields):
+        assert Event.objects.count() == 5  # the events are in, inside the transaction
+        raise DatabaseError("disk full")
 
-    def failing_second_batch(rows, *args, **kwargs):
-        calls.append(1)
-        if len(calls) == 2:
-            raise DatabaseError("disk full")
-        return real_bulk_create(rows, *args, **kwargs)
-
-    monkeypatch.setattr(Event.objects, "bulk_create", failing_second_batch)
-    events = b"".join(b'{"type": "content", "text": "%d"}\n' % n for n in range(5))
+    monkeypatch.setattr(RawUpload.objects, "create", disk_full)
+    events = b"".join(b'{"type": "content", "text": "%d"}\n' % n for n in range(4))
 
     with pytest.raises(DatabaseError):
         session_import_file(data=events, filename="x.jsonl")
 
-    assert len(calls) == 2
     assert stored_rows() == (0, 0, 0)
 
 

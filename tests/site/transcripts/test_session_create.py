@@ -4,8 +4,9 @@ import hashlib
 
 import pytest
 
+from loopguard_site.transcripts.event_rows import SQLITE_BATCH
 from loopguard_site.transcripts.models import Event, RawUpload, Session
-from loopguard_site.transcripts.services import EVENT_BATCH, session_create_from_events
+from loopguard_site.transcripts.services import session_create_from_events
 
 EVENTS = [
     {"type": "session", "model": "m1"},
@@ -39,12 +40,12 @@ def test_it_stores_the_session_and_every_event_in_order():
 
 @pytest.mark.django_db
 def test_it_numbers_events_across_batches():
-    events = [{"type": "content", "text": str(n)} for n in range(EVENT_BATCH * 2 + 1)]
+    events = [{"type": "content", "text": str(n)} for n in range(SQLITE_BATCH * 2 + 1)]
 
     session = create(events=events)
 
     rows = list(session.events.values_list("seq", "data__text"))
-    assert rows == [(n + 1, str(n)) for n in range(EVENT_BATCH * 2 + 1)]
+    assert rows == [(n + 1, str(n)) for n in range(SQLITE_BATCH * 2 + 1)]
 
 
 @pytest.mark.django_db
