@@ -1,0 +1,91 @@
+"""`/ws/sessions/<id>`: many viewers per session, each gets the snapshot and
+then, through the real Redis layer, the events, the detection and the state
+the moment the producer's message is stored."""
+
+from __future__ import annotations
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from channels.testing import WebsocketCommunicator
+from channels_redis.core import RedisChannelLayer
+
+from loopguard_site.asgi import application
+from loopguard_site.live.services import live_detection_dict, live_ingest
+from loopguard_site.replay.models import Detection
+
+from .conftest import TIMEOUT, ingest_socket, receive_all, viewer_socket
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def numbered(events: list[dict], first: int = 1) -> list[dict]:
+    return [{"seq": seq, **event} for seq, event in enumerate(events, first)]
+
+
+def test_every_viewer_sees_events_detection_and_state_as_they_happen(
+    live_services, live_session, producer, outsider, loop_events
+):
+    assert isinstance(get_channel_layer(), RedisChannelLayer)
+    batches = [loop_events[:30], loop_events[30:60], loop_events[60:62]]
+
+    async def scenario() -> tuple:
+        viewers = [viewer_socket(live_session, producer), viewer_socket(live_session, outsider)]
+        for viewer in viewers:
+            assert await viewer.connect(timeout=TIMEOUT) == (True, None)
+        snapshots = [await receive_all(viewer) for viewer in viewers]
+        socket = ingest_socket(live_session, producer)
+        await socket.connect(timeout=TIMEOUT)
+        await socket.receive_json_from(timeout=TIMEOUT)
+        for seq, batch in enumerate(batches, 1):
+            await socket.send_json_to({"seq": seq, "events": batch})
+            while "ack" not in await socket.receive_json_from(timeout=TIMEOUT):
+                pass
+        await socket.disconnect()
+        seen = [await receive_all(viewer) for viewer in viewers]
+        for viewer in viewers:
+            await viewer.disconnect()
+        return snapshots, seen
+
+    snapshots, seen = async_to_sync(scenario)()
+
+    detection = live_detection_dict(Detection.objects.get(session=live_session))
+    assert snapshots == [[{"state": "live"}], [{"state": "live"}]]
+    expected = [
+        {"events": numbered(batches[0])},
+        {"events": numbered(batches[1], 31)},
+        {"detection": detection},
+        {"state": "stopped"},
+        {"events": numbered(batches[2], 61)},
+    ]
+    assert seen == [expected, expected]
+    assert (detection["event_seq"], detection["action"]) == (60, "stop")
+
+
+def test_a_viewer_joining_late_gets_the_stored_session_first(live_services, live_session, producer, loop_events):
+    live_ingest(session_id=live_session.pk, seq=1, events=loop_events[:70])
+
+    async def scenario() -> list[dict]:
+        viewer = viewer_socket(live_session, producer)
+        await viewer.connect(timeout=TIMEOUT)
+        messages = await receive_all(viewer)
+        await viewer.disconnect()
+        return messages
+
+    detection = live_detection_dict(Detection.objects.get(session=live_session))
+    assert async_to_sync(scenario)() == [
+        {"state": "stopped"},
+        {"events": numbered(loop_events[:70])},
+        {"detection": detection},
+    ]
+
+
+@pytest.mark.parametrize(("path", "code"), [("/ws/sessions/{pk}", 4401), ("/ws/sessions/{missing}", 4404)])
+def test_it_refuses_anonymous_viewers_and_missing_sessions(live_services, live_session, producer, path, code):
+    headers = [] if code == 4401 else producer.headers
+    url = path.format(pk=live_session.pk, missing=live_session.pk + 1000)
+
+    async def scenario() -> tuple:
+        return await WebsocketCommunicator(application, url, headers=headers).connect(timeout=TIMEOUT)
+
+    assert async_to_sync(scenario)() == (False, code)
