@@ -1,0 +1,291 @@
+"""The session timeline as a Plotly figure (pure: data in, figure dict out).
+
+Lanes, top to bottom: one per text channel, `tools`, `turns`, one per
+checkpoint-style detector (its evaluations: the range it looked at as a
+bar, the checkpoint as a marker, red when it found a loop) and one per
+detector that fired (the repeated region as a bar, a marker where it
+fired). The x axis is the stream position (characters of all text channels
+and tool calls streamed before a point; see streams.py) or, when the events carry `t`,
+seconds. Every trace holds at most `max_points` points: beyond that,
+neighbours on the x axis are bucketed into one point whose hover counts
+them. Hover text is Plotly's HTML-ish markup, so every piece of transcript
+or detector text in it is escaped here; clicks read `customdata`:
+`["detection", id]`, `["range", channel, start, end]` or `["tool", index]`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from .streams import SessionStreams
+
+MAX_POINTS = 400  # points per trace
+HOVER_CHARS = 160  # of a unit, tool arguments or output in a hover
+AXES = ("offset", "time")
+ACTION_COLORS = {"stop": "#c0392b", "force_text": "#d35400", "nudge": "#b7791f", "warn": "#b7791f"}
+CHANNEL_COLORS = {"reasoning": "#7f8fa6", "content": "#2456c9"}
+POSITIONED_CHANNELS = ("reasoning", "content", "tools")  # channels whose start/end/at are positions
+
+XOf = Callable[..., float]  # (channel, offset or tool-call index, after=False) -> x; see SessionStreams.position
+
+
+def escape_hover(text: str, limit: int = HOVER_CHARS) -> str:
+    """Untrusted text made safe for Plotly hover markup: cut to `limit`,
+    `&`, `<`, `>` escaped, line breaks shown as ⏎."""
+    if len(text) > limit:
+        text = text[:limit] + "…"
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace("\r\n", "⏎").replace("\n", "⏎").replace("\r", "⏎")
+
+
+def buckets(xs: Sequence[float], max_points: int) -> list[tuple[int, int]]:
+    """Index ranges [i, j) of `xs` (ascending) grouped into at most
+    `max_points` equal-width bins of the x range; each item its own group
+    when there are few enough."""
+    if len(xs) <= max_points:
+        return [(i, i + 1) for i in range(len(xs))]
+    low, width = xs[0], (xs[-1] - xs[0]) / max_points or 1
+    groups: list[tuple[int, int]] = []
+    current, first = None, 0
+    for i, x in enumerate(xs):
+        slot = min(int((x - low) / width), max_points - 1)
+        if slot != current:
+            if current is not None:
+                groups.append((first, i))
+            current, first = slot, i
+    groups.append((first, len(xs)))
+    return groups
+
+
+def merge_intervals(intervals: Sequence[tuple[float, float]], max_points: int) -> list[tuple[float, float]]:
+    """Intervals (ascending by start) as at most `max_points` intervals,
+    bucketed by start like `buckets`; a bucket spans its intervals."""
+    groups = buckets([lo for lo, _ in intervals], max_points)
+    return [(intervals[i][0], max(hi for _, hi in intervals[i:j])) for i, j in groups]
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    x: float
+    hover: str
+    customdata: list
+
+
+def points_trace(name: str, lane: str, points: list[Point], *, max_points: int, noun: str, marker: dict) -> dict:
+    """A marker trace on one lane; a bucket of several points shows as its
+    first one, its hover counting the bucket."""
+    points = sorted(points, key=lambda p: p.x)
+    xs, hovers, data = [], [], []
+    for i, j in buckets([p.x for p in points], max_points):
+        first = points[i]
+        xs.append(first.x)
+        hovers.append(first.hover if j - i == 1 else f"{j - i:,} {noun} here; the first:<br>{first.hover}")
+        data.append(first.customdata)
+    return {
+        "type": "scatter", "mode": "markers", "name": name, "x": xs, "y": [lane] * len(xs),
+        "hovertext": hovers, "hoverinfo": "text", "customdata": data, "marker": marker,
+    }  # fmt: skip
+
+
+def bars_trace(name: str, bars: dict[str, list[tuple[float, float]]], *, max_points: int, color: str) -> dict:
+    """Horizontal bars (a thick line per interval) on several lanes, merged
+    to at most `max_points` per lane; gaps between bars are `None`."""
+    xs: list[float | None] = []
+    ys: list[str | None] = []
+    for lane, intervals in bars.items():
+        for lo, hi in merge_intervals(sorted(intervals), max_points):
+            xs += [lo, hi, None]
+            ys += [lane, lane, None]
+    return {
+        "type": "scatter", "mode": "lines", "name": name, "x": xs, "y": ys, "hoverinfo": "skip",
+        "line": {"width": 9, "color": color}, "opacity": 0.45, "connectgaps": False,
+    }  # fmt: skip
+
+
+class Lanes:
+    """The y categories, in the order first asked for; names are escaped."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def __call__(self, name: str) -> str:
+        label = escape_hover(name)
+        if label not in self.names:
+            self.names.append(label)
+        return label
+
+
+def timeline_figure(
+    streams: SessionStreams,
+    detections: Sequence[dict],
+    checkpoints: Sequence[dict],
+    *,
+    axis: str = "offset",
+    max_points: int = MAX_POINTS,
+) -> dict:
+    """The figure for `Plotly.newPlot`: `detections` as detection_to_dict
+    gives them plus `event_seq`; `checkpoints` as checkpoint rows (see
+    selectors.py). `axis` is "offset" or "time"."""
+    if axis not in AXES:
+        raise ValueError(f"axis must be one of {AXES}, not {axis!r}")
+    x = _x_of(streams, axis)
+    lanes = Lanes()
+    traces = [
+        *_channel_traces(streams, axis, lanes, max_points),
+        *_tool_traces(streams, x, lanes, max_points),
+        *_turn_traces(streams, axis, lanes, max_points),
+        *_checkpoint_traces(checkpoints, x, lanes, max_points),
+        *_detection_traces(detections, streams, axis, x, lanes, max_points),
+    ]
+    title = (
+        "stream position (characters of reasoning and content, one per tool call)" if axis == "offset" else "time (s)"
+    )
+    return {
+        "data": traces,
+        "layout": {
+            "height": 90 + 34 * max(len(lanes.names), 1),
+            "margin": {"l": 200, "r": 20, "t": 40, "b": 50},
+            "xaxis": {"title": {"text": title}, "zeroline": False, "rangemode": "tozero"},
+            "yaxis": {
+                "type": "category", "categoryorder": "array", "categoryarray": lanes.names,
+                "autorange": "reversed", "fixedrange": True,
+            },
+            "hovermode": "closest",
+            "clickmode": "event",
+            "legend": {"orientation": "h", "x": 0, "y": 1.0, "yanchor": "bottom"},
+        },
+    }  # fmt: skip
+
+
+def _channel_traces(streams: SessionStreams, axis: str, lanes: Lanes, max_points: int) -> list[dict]:
+    traces = []
+    for channel, color in CHANNEL_COLORS.items():
+        blocks = _channel_blocks(streams, channel, axis)
+        if blocks:
+            trace = bars_trace(channel, {lanes(channel): blocks}, max_points=max_points, color=color)
+            traces.append({**trace, "opacity": 0.8})
+    return traces
+
+
+def _tool_traces(streams: SessionStreams, x: XOf, lanes: Lanes, max_points: int) -> list[dict]:
+    if not streams.tool_calls:
+        return []
+    lane = lanes("tools")
+    traces = []
+    for repeats, label, marker in (
+        (False, "tool calls", {"symbol": "circle", "size": 8, "color": "#5f6b7a"}),
+        (True, "repeated tool calls", {"symbol": "x", "size": 9, "color": "#c0392b"}),
+    ):
+        points = [
+            Point(x("tools", c.index), _tool_hover(c), ["tool", c.index])
+            for c in streams.tool_calls
+            if (c.repeat_of is not None) == repeats
+        ]
+        if points:
+            traces.append(points_trace(label, lane, points, max_points=max_points, noun=label, marker=marker))
+    return traces
+
+
+def _turn_traces(streams: SessionStreams, axis: str, lanes: Lanes, max_points: int) -> list[dict]:
+    if not streams.turns:
+        return []
+    points = [
+        Point(t.position if axis == "offset" else (t.t or 0.0), f"turn {t.number:,}", ["turn", t.number])
+        for t in streams.turns
+    ]
+    marker = {"symbol": "line-ns-open", "size": 12, "color": "#1d2330"}
+    return [points_trace("turns", lanes("turns"), points, max_points=max_points, noun="turns", marker=marker)]
+
+
+def _checkpoint_traces(checkpoints: Sequence[dict], x: XOf, lanes: Lanes, max_points: int) -> list[dict]:
+    if not checkpoints:
+        return []
+    lane_of = {row["detector"]: lanes(f"{row['detector']} checkpoints") for row in checkpoints}
+    ranges: dict[str, list[tuple[float, float]]] = {}
+    for row in checkpoints:
+        bar = (x(row["channel"], row["start"]), x(row["channel"], row["end"], True))
+        ranges.setdefault(lane_of[row["detector"]], []).append(bar)
+    traces = [bars_trace("checkpoint ranges", ranges, max_points=max_points, color="#7f8fa6")]
+    for found, label, color in ((False, "checkpoint: no loop", "#7f8fa6"), (True, "checkpoint: loop", "#c0392b")):
+        by_lane: dict[str, list[Point]] = {}
+        for row in checkpoints:
+            if bool(row["result"]) == found:
+                customdata = ["range", row["channel"], row["start"], row["end"]]
+                point = Point(x(row["channel"], row["checkpoint"], True), _checkpoint_hover(row), customdata)
+                by_lane.setdefault(lane_of[row["detector"]], []).append(point)
+        marker = {"symbol": "diamond", "size": 10, "color": color}
+        for lane, points in by_lane.items():
+            traces.append(points_trace(label, lane, points, max_points=max_points, noun="checkpoints", marker=marker))
+    return traces
+
+
+def _detection_traces(
+    detections: Sequence[dict], streams: SessionStreams, axis: str, x: XOf, lanes: Lanes, max_points: int
+) -> list[dict]:
+    if not detections:
+        return []
+    regions: dict[str, list[tuple[float, float]]] = {}
+    fired: dict[tuple[str, str], list[Point]] = {}
+    for d in detections:
+        lane = lanes(d["detector"])
+        if d["channel"] in POSITIONED_CHANNELS:
+            regions.setdefault(lane, []).append((x(d["channel"], d["start"]), x(d["channel"], d["end"], True)))
+            at = x(d["channel"], d["at"], True)
+        else:  # the `session` channel has no positions: where the event that fired it was
+            at = streams.event_position(d["event_seq"]) if axis == "offset" else streams.event_time(d["event_seq"])
+        fired.setdefault((d["action"], lane), []).append(Point(at, _detection_hover(d), ["detection", d["id"]]))
+    traces = [bars_trace("repeated regions", regions, max_points=max_points, color="#c0392b")] if regions else []
+    for (action, lane), points in fired.items():
+        marker = {"symbol": "triangle-down", "size": 13, "color": ACTION_COLORS.get(action, "#c0392b")}
+        name = f"detection: {action}"
+        traces.append(points_trace(name, lane, points, max_points=max_points, noun="detections", marker=marker))
+    return traces
+
+
+def _x_of(streams: SessionStreams, axis: str) -> XOf:
+    if axis == "offset":
+        return streams.position
+    return lambda channel, offset, after=False: streams.time(channel, offset, after) or 0.0
+
+
+def _channel_blocks(streams: SessionStreams, channel: str, axis: str) -> list[tuple[float, float]]:
+    """The stretches where the channel streamed without another channel's
+    text between: [position, end position] or [first t, last t]."""
+    blocks: list[tuple[float, float]] = []
+    end_position = None
+    for run in streams.runs.get(channel, []):
+        lo, hi = (run.position, run.position + run.end - run.start) if axis == "offset" else (run.t or 0.0,) * 2
+        if run.position == end_position:
+            blocks[-1] = (blocks[-1][0], hi)
+        else:
+            blocks.append((lo, hi))
+        end_position = run.position + run.end - run.start
+    return blocks
+
+
+def _tool_hover(call) -> str:
+    result = {None: "no result", True: "ok", False: "failed"}[call.ok]
+    lines = [f"<b>#{call.index:,} {escape_hover(call.name)}</b> (turn {call.turn:,})", escape_hover(call.args)]
+    lines.append(f"result: {result}" + (f": {escape_hover(call.output)}" if call.output else ""))
+    if call.repeat_of is not None:
+        lines.append(f"repeat of #{call.repeat_of:,} (call {call.occurrence:,} with these arguments)")
+    return "<br>".join(lines)
+
+
+def _checkpoint_hover(row: dict) -> str:
+    return "<br>".join([
+        f"<b>{escape_hover(row['detector'])}</b> checkpoint {row['checkpoint']:,}",
+        f"{escape_hover(row['channel'])} range {row['start']:,}–{row['end']:,}",
+        f"check: {escape_hover(row['check'])}",
+        f"result: {escape_hover(row['result']) if row['result'] else 'no loop'}",
+    ])  # fmt: skip
+
+
+def _detection_hover(d: dict) -> str:
+    return "<br>".join([
+        f"<b>{escape_hover(d['detector'])}</b> · {escape_hover(d['type'])} · {escape_hover(d['action'])}",
+        f"{escape_hover(d['channel'])} {d['start']:,}–{d['end']:,}, fired at {d['at']:,}",
+        f"unit: {escape_hover(d['unit'])}",
+        f"period {d['period']:,} · repeats {d['repeats']:,}",
+    ])  # fmt: skip

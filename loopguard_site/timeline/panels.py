@@ -1,0 +1,121 @@
+"""What the session page shows of a session's text and tool calls (pure, no
+Django): windows around each detection plus the head of each channel, and
+gaps in between that the page loads on demand, one page at a time.
+
+The DOM stays bounded whatever the session's size: at most
+`MAX_DETECTION_WINDOWS` detections open windows at first (the others open
+theirs when clicked), a window holds at most `PAGE_CHARS` characters (a
+longer region shows its onset and its end, with a gap between) and the tool
+list the same in calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .highlights import highlight_items
+from .streams import ToolCall
+
+HEAD_CHARS = 3000  # text shown from the start of each channel
+CONTEXT_CHARS = 300  # text shown before a loop's onset and after the point it was caught
+PAGE_CHARS = 8000  # the most text one window, or one load, holds
+HEAD_CALLS = 50
+CONTEXT_CALLS = 2
+PAGE_CALLS = 100
+MAX_DETECTION_WINDOWS = 20
+ARGS_CHARS = 300  # tool arguments shown in the list
+
+
+def plan_ranges(
+    length: int, spans: Sequence[tuple[int, int]], *, head: int, context: int, page: int
+) -> list[tuple[int, int]]:
+    """Sorted, disjoint [start, end) ranges of [0, length) to show: the head,
+    and around each span [first, last] (its onset and where it was caught),
+    one window if it fits a page, else a window at each end."""
+    ranges = [(0, min(head, length))]
+    for first, last in spans:
+        lo, hi = first - context, last + context
+        if hi - lo <= page:
+            ranges.append((lo, hi))
+        else:
+            ranges += [(lo, lo + page // 2), (hi - page // 2, hi)]
+    merged: list[tuple[int, int]] = []
+    for lo, hi in sorted((max(lo, 0), min(hi, length)) for lo, hi in ranges):
+        if hi <= lo:
+            continue
+        if merged and lo <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(hi, merged[-1][1]))
+        else:
+            merged.append((lo, hi))
+    return merged
+
+
+def blocks(length: int, ranges: list[tuple[int, int]]) -> list[dict]:
+    """[0, length) as shown windows and the gaps between them, in order."""
+    out: list[dict] = []
+    position = 0
+    for lo, hi in ranges:
+        if lo > position:
+            out.append({"gap": True, "start": position, "end": lo})
+        out.append({"gap": False, "start": lo, "end": hi})
+        position = hi
+    if position < length:
+        out.append({"gap": True, "start": position, "end": length})
+    return out
+
+
+def text_window(text: str, detections: Sequence[dict], start: int, end: int) -> dict:
+    """One window of a channel's text with its highlights (see highlights.py)."""
+    start = max(0, min(start, len(text)))
+    end = max(start, min(end, len(text), start + PAGE_CHARS))
+    chunk = text[start:end]
+    meeting = [d for d in detections if d["start"] <= end and max(d["end"], d["at"]) >= start]
+    items = highlight_items(chunk, start, meeting, at_channel_end=end == len(text))
+    return {"gap": False, "start": start, "end": end, "items": items}
+
+
+def text_panel(channel: str, text: str, detections: Sequence[dict]) -> dict:
+    """A text channel as first shown: windows with highlights, and gaps."""
+    mine = [d for d in detections if d["channel"] == channel]
+    spans = [(d["start"], max(d["end"], d["at"])) for d in mine[:MAX_DETECTION_WINDOWS]]
+    ranges = plan_ranges(len(text), spans, head=HEAD_CHARS, context=CONTEXT_CHARS, page=PAGE_CHARS)
+    shown = [
+        block if block["gap"] else text_window(text, mine, block["start"], block["end"])
+        for block in blocks(len(text), ranges)
+    ]
+    return {"channel": channel, "length": len(text), "blocks": shown}
+
+
+def tool_row(call: ToolCall, detections: Sequence[dict]) -> dict:
+    return {
+        "index": call.index,
+        "name": call.name,
+        "args": call.args if len(call.args) <= ARGS_CHARS else call.args[:ARGS_CHARS] + "…",
+        "ok": call.ok,
+        "output": call.output,
+        "turn": call.turn,
+        "repeat_of": call.repeat_of,
+        "occurrence": call.occurrence,
+        "detections": [d["id"] for d in detections if d["start"] <= call.index < d["end"]],
+        # `at` counts the calls read when it fired: the last of them is call at - 1.
+        "fired": [{"id": d["id"], "detector": d["detector"]} for d in detections if max(d["at"] - 1, 0) == call.index],
+    }
+
+
+def tool_window(calls: Sequence[ToolCall], detections: Sequence[dict], start: int, end: int) -> dict:
+    start = max(0, min(start, len(calls)))
+    end = max(start, min(end, len(calls), start + PAGE_CALLS))
+    return {"gap": False, "start": start, "end": end, "rows": [tool_row(c, detections) for c in calls[start:end]]}
+
+
+def tool_panel(calls: Sequence[ToolCall], detections: Sequence[dict]) -> dict:
+    """The tool calls as first shown: the first calls, those around each
+    detection on the `tools` channel, and gaps."""
+    mine = [d for d in detections if d["channel"] == "tools"]
+    spans = [(d["start"], max(d["end"], d["at"])) for d in mine[:MAX_DETECTION_WINDOWS]]
+    ranges = plan_ranges(len(calls), spans, head=HEAD_CALLS, context=CONTEXT_CALLS, page=PAGE_CALLS)
+    shown = [
+        block if block["gap"] else tool_window(calls, mine, block["start"], block["end"])
+        for block in blocks(len(calls), ranges)
+    ]
+    return {"channel": "tools", "length": len(calls), "blocks": shown}

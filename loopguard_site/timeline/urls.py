@@ -1,0 +1,10 @@
+from django.urls import path
+
+from . import views
+
+app_name = "timeline"
+
+urlpatterns = [
+    path("sessions/<int:pk>/", views.session_detail, name="session_detail"),
+    path("sessions/<int:pk>/window", views.session_window, name="session_window"),
+]

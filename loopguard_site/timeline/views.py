@@ -1,0 +1,86 @@
+"""The session page, and the windows of text or tool calls it loads on demand."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from detector.events import TEXT_CHANNELS
+from loopguard_site.transcripts.models import Session
+from loopguard_site.transcripts.selectors import session_get
+
+from .charts import timeline_figure
+from .panels import (
+    CONTEXT_CALLS,
+    CONTEXT_CHARS,
+    PAGE_CALLS,
+    PAGE_CHARS,
+    text_panel,
+    text_window,
+    tool_panel,
+    tool_window,
+)
+from .selectors import session_checkpoint_rows, session_detection_rows, session_profiles, session_streams
+
+
+def _session_or_404(pk: int) -> Session:
+    session = session_get(pk)
+    if session is None:
+        raise Http404(f"no session with id {pk}")
+    return session
+
+
+@login_required
+@require_GET
+def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    session = _session_or_404(pk)
+    profiles = session_profiles(pk)
+    profile = request.GET.get("profile") or (profiles[0] if profiles else "")
+    streams = session_streams(session)
+    detections = session_detection_rows(session_id=pk, profile=profile)
+    checkpoints = session_checkpoint_rows(session_id=pk, profile=profile)
+    figures = {"offset": timeline_figure(streams, detections, checkpoints, axis="offset")}
+    if streams.has_time:
+        figures["time"] = timeline_figure(streams, detections, checkpoints, axis="time")
+    context = {
+        "session": session,
+        "profiles": profiles,
+        "profile": profile,
+        "detections": detections,
+        "checkpoints": checkpoints,
+        "text_panels": [text_panel(c, streams.texts[c], detections) for c in TEXT_CHANNELS if streams.texts[c]],
+        "tool_panel": tool_panel(streams.tool_calls, detections) if streams.tool_calls else None,
+        "figures": figures,
+        # What the page's script needs to scroll to a detection's span.
+        "targets": {
+            "detections": {d["id"]: {k: d[k] for k in ("channel", "start", "end", "at")} for d in detections},
+            "pages": {"chars": PAGE_CHARS, "calls": PAGE_CALLS},
+            "context": {"chars": CONTEXT_CHARS, "calls": CONTEXT_CALLS},
+        },
+    }
+    return render(request, "timeline/session_detail.html", context)
+
+
+@login_required
+@require_GET
+def session_window(request: HttpRequest, pk: int) -> JsonResponse:
+    """`?channel=reasoning|content|tools&start=N&end=N&profile=NAME`: one
+    window (at most a page) of text with its highlights, or of tool calls."""
+    session = _session_or_404(pk)
+    channel = request.GET.get("channel", "")
+    if channel not in (*TEXT_CHANNELS, "tools"):
+        return JsonResponse({"error": "channel must be reasoning, content or tools", "field": "channel"}, status=400)
+    bounds = {}
+    for field in ("start", "end"):
+        value = request.GET.get(field, "")
+        if not value.isdigit():
+            return JsonResponse({"error": f"{field} must be a whole number", "field": field}, status=400)
+        bounds[field] = int(value)
+    detections = session_detection_rows(session_id=pk, profile=request.GET.get("profile", ""))
+    detections = [d for d in detections if d["channel"] == channel]
+    streams = session_streams(session)
+    if channel == "tools":
+        return JsonResponse(tool_window(streams.tool_calls, detections, bounds["start"], bounds["end"]))
+    return JsonResponse(text_window(streams.texts[channel], detections, bounds["start"], bounds["end"]))

@@ -1,0 +1,216 @@
+// The session page: draws the timeline (figures built server-side), loads
+// windows of text or tool calls on demand, and scrolls to and flashes the
+// span a timeline marker or a detection entry points at. Transcript text
+// only ever reaches the DOM through textContent.
+"use strict";
+
+(function () {
+  const page = document.getElementById("session-page");
+  if (!page) return;
+  const figures = JSON.parse(document.getElementById("timeline-figures").textContent);
+  const targets = JSON.parse(document.getElementById("session-targets").textContent);
+  const plot = document.getElementById("timeline-plot");
+  const windowUrl = page.dataset.windowUrl;
+  const profile = page.dataset.profile;
+
+  function container(channel) {
+    return page.querySelector(`[data-channel="${channel}"]`);
+  }
+
+  // --- rendering loaded windows (mirrors _text_window.html and _tool_row.html)
+
+  function el(tag, className, text) {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function textWindow(data) {
+    const win = el("span", "text-window");
+    win.dataset.start = data.start;
+    win.dataset.end = data.end;
+    for (const item of data.items) {
+      if (item.marker) {
+        const marker = el("span", `marker marker-${item.marker}`);
+        marker.dataset.detection = item.detection;
+        marker.dataset.at = item.at;
+        marker.title = item.label;
+        win.append(marker);
+      } else {
+        const piece = el("span", ["piece", ...item.classes].join(" "), item.text);
+        piece.dataset.s = item.start;
+        piece.dataset.e = item.end;
+        if (item.detections.length) piece.dataset.detections = item.detections.join(" ");
+        win.append(piece);
+      }
+    }
+    return [win];
+  }
+
+  function toolRows(data) {
+    return data.rows.map((row) => {
+      const li = el("li", "tool-row");
+      if (row.repeat_of !== null) li.classList.add("repeat");
+      if (row.ok === false) li.classList.add("failed");
+      li.dataset.index = row.index;
+      if (row.detections.length) li.dataset.detections = row.detections.join(" ");
+      const result = row.ok === null ? "no result" : row.ok ? "ok" : "failed";
+      li.append(
+        el("span", "tool-index", `#${row.index}`), " ",
+        el("span", "tool-name", row.name), " ",
+        el("code", "tool-args", row.args), " ",
+        el("span", "tool-result", row.output ? `${result}: ${row.output}` : result),
+      );
+      if (row.repeat_of !== null) {
+        li.append(" ", el("span", "badge badge-repeat", `repeat of #${row.repeat_of} · call ${row.occurrence} with these arguments`));
+      }
+      for (const fired of row.fired) {
+        const badge = el("span", "badge badge-fired", `⚑ ${fired.detector} fired`);
+        badge.dataset.detection = fired.id;
+        li.append(" ", badge);
+      }
+      return li;
+    });
+  }
+
+  function gapButton(start, end, unit) {
+    const button = el("button", "gap", `… ${start}–${end}: show more ${unit} …`);
+    button.type = "button";
+    button.dataset.start = start;
+    button.dataset.end = end;
+    return button;
+  }
+
+  // --- loading: a gap [a, b) becomes [a, from) gap, the window, [to, b) gap
+
+  async function loadInto(gap, from) {
+    const box = gap.closest("[data-channel]");
+    const channel = box.dataset.channel;
+    const tools = channel === "tools";
+    const start = Number(gap.dataset.start);
+    const end = Number(gap.dataset.end);
+    from = Math.max(start, Math.min(from, end - 1));
+    const to = Math.min(end, from + (tools ? targets.pages.calls : targets.pages.chars));
+    const query = new URLSearchParams({ channel, start: from, end: to, profile });
+    const response = await fetch(`${windowUrl}?${query}`, { headers: { Accept: "application/json" } });
+    if (!response.ok) throw new Error(`loading ${channel} ${from}–${to}: HTTP ${response.status}`);
+    const data = await response.json();
+    const unit = tools ? "tool calls" : "characters";
+    const wrap = (node) => {
+      if (!tools) return node;
+      const li = el("li", "tool-gap-row");
+      li.append(node);
+      return li;
+    };
+    const nodes = [];
+    if (data.start > start) nodes.push(wrap(gapButton(start, data.start, unit)));
+    nodes.push(...(tools ? toolRows(data) : textWindow(data)));
+    if (data.end < end) nodes.push(wrap(gapButton(data.end, end, unit)));
+    (tools ? gap.parentElement : gap).replaceWith(...nodes);
+  }
+
+  // Make sure `offset` of the channel is shown, loading around it if not.
+  async function ensureShown(channel, offset) {
+    const box = container(channel);
+    if (!box) return;
+    for (const gap of box.querySelectorAll("button.gap")) {
+      const start = Number(gap.dataset.start);
+      const end = Number(gap.dataset.end);
+      if (start <= offset && offset < end) {
+        const context = channel === "tools" ? targets.context.calls : targets.context.chars;
+        await loadInto(gap, offset - context);
+        return;
+      }
+    }
+  }
+
+  // --- flashing
+
+  function flash(nodes) {
+    for (const old of page.querySelectorAll(".flash")) old.classList.remove("flash");
+    if (!nodes.length) return;
+    for (const node of nodes) {
+      void node.offsetWidth; // restart the animation
+      node.classList.add("flash");
+    }
+    nodes[0].scrollIntoView({ block: "center", behavior: "auto" });
+  }
+
+  async function focusDetection(id) {
+    const target = targets.detections[id];
+    const entry = page.querySelector(`.detection-link[data-detection="${id}"]`);
+    if (!target) return;
+    if (target.channel === "session") {
+      flash(entry ? [entry] : []);
+      return;
+    }
+    await ensureShown(target.channel, target.start);
+    await ensureShown(target.channel, target.channel === "tools" ? Math.max(target.at - 1, 0) : target.at);
+    const box = container(target.channel);
+    const nodes = [
+      ...box.querySelectorAll(`.marker-onset[data-detection="${id}"]`),
+      ...box.querySelectorAll(`[data-detections~="${id}"]`),
+      ...box.querySelectorAll(`.marker-fired[data-detection="${id}"], .badge-fired[data-detection="${id}"]`),
+    ];
+    flash(nodes);
+  }
+
+  async function focusRange(channel, start, end) {
+    await ensureShown(channel, start);
+    const box = container(channel);
+    if (!box) return;
+    const pieces = [...box.querySelectorAll(".piece")].filter(
+      (piece) => Number(piece.dataset.s) < Math.max(end, start + 1) && Number(piece.dataset.e) > start,
+    );
+    flash(pieces);
+  }
+
+  async function focusTool(index) {
+    await ensureShown("tools", index);
+    const row = page.querySelector(`.tool-row[data-index="${index}"]`);
+    flash(row ? [row] : []);
+  }
+
+  // --- wiring
+
+  function report(error) {
+    console.error(error);
+  }
+
+  page.addEventListener("click", (event) => {
+    const gap = event.target.closest("button.gap");
+    if (gap) {
+      loadInto(gap, Number(gap.dataset.start)).catch(report);
+      return;
+    }
+    const link = event.target.closest(".detection-link");
+    if (link) focusDetection(link.dataset.detection).catch(report);
+  });
+
+  const select = document.getElementById("profile-select");
+  if (select) select.addEventListener("change", () => select.form.submit());
+
+  const config = { responsive: true, displaylogo: false };
+  Plotly.newPlot(plot, figures.offset.data, figures.offset.layout, config).then(() => {
+    plot.on("plotly_click", (event) => {
+      const data = event.points.length ? event.points[0].customdata : null;
+      if (!data) return;
+      const [kind, ...rest] = data;
+      if (kind === "detection") focusDetection(rest[0]).catch(report);
+      else if (kind === "range") focusRange(rest[0], rest[1], rest[2]).catch(report);
+      else if (kind === "tool") focusTool(rest[0]).catch(report);
+    });
+  });
+
+  for (const button of page.querySelectorAll(".axis-toggle button")) {
+    button.addEventListener("click", () => {
+      const figure = figures[button.dataset.axis];
+      if (!figure) return;
+      Plotly.react(plot, figure.data, figure.layout, config);
+      for (const other of page.querySelectorAll(".axis-toggle button")) {
+        other.setAttribute("aria-pressed", String(other === button));
+      }
+    });
+  }
+})();

@@ -1,0 +1,152 @@
+"""The session page and its window endpoint, through the test client."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from django.test import Client
+
+from loopguard_site.replay.services import replay_session
+from loopguard_site.timeline.panels import HEAD_CHARS
+from loopguard_site.transcripts.services import session_create_from_events
+
+from .conftest import REASONING_LOOP, TOOLS_LOOP, replayed_demo
+
+
+def embedded_json(html: str, element_id: str):
+    match = re.search(rf'<script id="{element_id}" type="application/json">(.*?)</script>', html, re.S)
+    return json.loads(match.group(1))
+
+
+@pytest.mark.django_db
+def test_it_highlights_the_unit_repetitions_onset_and_firing_point_of_a_replayed_loop(browser_client):
+    session = replayed_demo(REASONING_LOOP)
+    (detection,) = session.detections.all()
+    ident = detection.pk
+
+    html = browser_client.get(f"/sessions/{session.pk}/").content.decode()
+
+    assert f'<span class="marker marker-onset" data-detection="{ident}" data-at="1657"' in html
+    assert f'<span class="marker marker-fired" data-detection="{ident}" data-at="2940"' in html
+    unit = re.findall(
+        rf'<span class="piece hl-region hl-unit" data-s="(\d+)" data-e="(\d+)" data-detections="{ident}">', html
+    )
+    reps = re.findall(
+        rf'<span class="piece hl-region hl-rep (hl-rep-\w+)" data-s="(\d+)" data-e="(\d+)" data-detections="{ident}">',
+        html,
+    )
+    assert unit == [("1657", "2085")]
+    assert reps == [("hl-rep-odd", "2085", "2513"), ("hl-rep-even", "2513", "2939")]
+    assert f'class="detection-link action-stop" data-detection="{ident}"' in html
+    assert '<script src="/static/plotly/plotly.min.js"></script>' in html
+    figures = embedded_json(html, "timeline-figures")
+    assert figures["offset"]["layout"]["yaxis"]["categoryarray"] == ["reasoning", "turns", "text_loop"]
+    assert "time" not in figures  # the file's events carry no `t`
+    targets = embedded_json(html, "session-targets")
+    assert targets["detections"] == {str(ident): {"channel": "reasoning", "start": 1657, "end": 2939, "at": 2940}}
+
+
+@pytest.mark.django_db
+def test_it_lists_tool_calls_with_repeats_and_the_detections_that_fired(browser_client):
+    session = replayed_demo(TOOLS_LOOP)
+    html = browser_client.get(f"/sessions/{session.pk}/").content.decode()
+    rows = re.findall(r'<li class="tool-row([^"]*)" data-index="(\d+)"', html)
+    assert rows == [(" failed", "0"), (" repeat failed", "1"), (" repeat failed", "2"), (" repeat failed", "3")]
+    assert html.count("repeat of #0 · call") == 3
+    # Six of the eight detections are on the tools channel; the two `backoff` ones are on `session`.
+    assert re.findall(r'data-detection="(\d+)">⚑ (\w+) fired', html) == [
+        (str(d.pk), d.detector) for d in session.detections.filter(channel="tools").order_by("event_seq", "id")
+    ]
+
+
+@pytest.mark.django_db
+def test_the_profile_selector_shows_that_profiles_detections_and_checkpoints(browser_client):
+    session = replayed_demo(REASONING_LOOP, ("default", "seed000"))
+    html = browser_client.get(f"/sessions/{session.pk}/?profile=seed000").content.decode()
+    assert '<option value="seed000" selected>seed000</option>' in html
+    assert "No detections under seed000." in html
+    assert "3 checkpoint evaluations" in html
+    traces = {t["name"]: t for t in embedded_json(html, "timeline-figures")["offset"]["data"]}
+    assert traces["checkpoint: no loop"]["customdata"] == [
+        ["range", "reasoning", 1800, 2000], ["range", "reasoning", 2000, 3000], ["range", "reasoning", 2000, 3000],
+    ]  # fmt: skip
+
+
+@pytest.mark.django_db
+def test_transcript_text_is_escaped_everywhere(browser_client):
+    loop = "<script>alert(1)</script> again. "
+    events = [{"type": "reasoning", "text": loop} for _ in range(40)]
+    session = session_create_from_events(
+        title="<b>t</b>", model="", source_format="events", parser_version="1", events=events
+    )
+    replay_session(session=session, profile_name="default")
+    assert session.detections.count() == 1
+
+    html = browser_client.get(f"/sessions/{session.pk}/").content.decode()
+
+    assert "<script>alert" not in html and "<b>t</b>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; again." in html
+    assert "unit: \\u0026lt;script\\u0026gt;alert(1)\\u0026lt;/script\\u0026gt;" in html  # hover, in json_script
+
+
+@pytest.mark.django_db
+def test_a_session_not_replayed_yet_says_so(browser_client):
+    session = replayed_demo(TOOLS_LOOP, profiles=())
+    html = browser_client.get(f"/sessions/{session.pk}/").content.decode()
+    assert "This session has not been replayed yet" in html
+    assert f'href="/replays/new?session={session.pk}"' in html
+
+
+@pytest.mark.django_db
+def test_it_needs_a_login_and_answers_404_for_an_unknown_session(browser_client):
+    assert Client().get("/sessions/1/").status_code == 302
+    assert browser_client.get("/sessions/999999/").status_code == 404
+
+
+@pytest.mark.django_db
+def test_the_session_list_links_to_the_page(browser_client):
+    session = replayed_demo(TOOLS_LOOP)
+    assert f'href="/sessions/{session.pk}/"' in browser_client.get("/").content.decode()
+
+
+@pytest.mark.django_db
+def test_the_window_endpoint_gives_a_page_of_text_with_highlights(browser_client):
+    session = replayed_demo(REASONING_LOOP)
+    (detection,) = session.detections.all()
+    url = f"/sessions/{session.pk}/window"
+
+    answer = browser_client.get(url, {"channel": "reasoning", "start": 2930, "end": 2945, "profile": "default"})
+
+    assert answer.status_code == 200
+    data = answer.json()
+    assert [(i.get("marker"), i.get("start"), i.get("end"), i.get("classes")) for i in data["items"]] == [
+        (None, 2930, 2939, ["hl-region", "hl-rep", "hl-rep-even"]),
+        (None, 2939, 2940, []),
+        ("fired", None, None, None),
+        (None, 2940, 2945, []),
+    ]
+    assert data["items"][2]["detection"] == detection.pk
+    tools = browser_client.get(url, {"channel": "tools", "start": 0, "end": 1}).json()
+    assert (tools["start"], tools["end"], len(tools["rows"])) == (0, 0, 0)  # the riddle has no tool calls
+
+
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [({"channel": "user", "start": 0, "end": 1}, "channel"), ({"channel": "content", "start": "-1", "end": 1}, "start"),
+     ({"channel": "content", "start": 0}, "end")],
+)  # fmt: skip
+@pytest.mark.django_db
+def test_the_window_endpoint_refuses_bad_parameters(browser_client, query, field):
+    session = replayed_demo(REASONING_LOOP, profiles=())
+    answer = browser_client.get(f"/sessions/{session.pk}/window", query)
+    assert (answer.status_code, answer.json()["field"]) == (400, field)
+
+
+@pytest.mark.django_db
+def test_the_first_window_is_the_head_of_the_channel(browser_client):
+    session = replayed_demo(REASONING_LOOP, profiles=())
+    html = browser_client.get(f"/sessions/{session.pk}/").content.decode()
+    assert f'<span class="text-window" data-start="0" data-end="{HEAD_CHARS}">' in html
+    assert f'<button type="button" class="gap" data-start="{HEAD_CHARS}" data-end="4449">' in html
