@@ -73,6 +73,8 @@ INSTALLED_APPS = [
     "loopguard_site.transcripts",
     "loopguard_site.replay",
     "loopguard_site.live",
+    "loopguard_site.review",
+    "loopguard_site.profiles",
 ]
 
 MIDDLEWARE = [

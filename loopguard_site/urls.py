@@ -6,5 +6,7 @@ urlpatterns = [
     path("", include("loopguard_site.live.urls")),  # first: it shares api/sessions/<id>/events
     path("", include("loopguard_site.transcripts.urls")),
     path("", include("loopguard_site.replay.urls")),
+    path("", include("loopguard_site.review.urls")),
+    path("", include("loopguard_site.profiles.urls")),
     path("", include("loopguard_site.timeline.urls")),
 ]

@@ -1,0 +1,59 @@
+"""Stored per-model profiles, versioned, and the tuning jobs that propose them.
+
+A `ProfileVersion` holds a complete profile table (every enabled detector
+with all its parameters, as `detector.Profile.to_dict` writes it), so a
+version never changes when built-in defaults do; saving or importing a
+profile adds a version, it never edits one.
+"""
+
+from django.conf import settings
+from django.db import models
+
+
+class TuningJob(models.Model):
+    class State(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created = models.DateTimeField(auto_now_add=True)
+    model_glob = models.CharField(max_length=200, help_text="sessions whose model matches are tuned on")
+    base_profile = models.CharField(max_length=100)
+    fp_budget = models.PositiveIntegerField(default=0, help_text="labelled clean sessions it may flag")
+    state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED, db_index=True)
+    done = models.PositiveIntegerField(default=0, help_text="candidates scored")
+    total = models.PositiveIntegerField(default=0)
+    sessions = models.PositiveIntegerField(default=0, help_text="labelled sessions used")
+    result = models.JSONField(null=True, blank=True, help_text="TuningResult.to_dict()")
+    error = models.TextField(blank=True)
+    started = models.DateTimeField(null=True, blank=True)
+    finished = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+
+    def __str__(self) -> str:
+        return f"tuning {self.pk} of {self.base_profile} for {self.model_glob} ({self.state})"
+
+
+class ProfileVersion(models.Model):
+    name = models.CharField(max_length=100)
+    version = models.PositiveIntegerField()
+    table = models.JSONField(help_text="the profile's table in a config file (models, description, detectors)")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created = models.DateTimeField(auto_now_add=True)
+    tuning_job = models.ForeignKey(TuningJob, null=True, blank=True, on_delete=models.SET_NULL)
+    origin = models.CharField(max_length=16, help_text='"tuning" or "import"')
+
+    class Meta:
+        ordering = ["name", "-version"]
+        constraints = [models.UniqueConstraint(fields=["name", "version"], name="profileversion_unique_name_version")]
+
+    def __str__(self) -> str:
+        return f"{self.name} v{self.version}"
+
+    @property
+    def models(self) -> list[str]:
+        return self.table.get("models", [])

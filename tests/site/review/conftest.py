@@ -1,0 +1,41 @@
+"""The review tests' world: two reviewers and an admin, each with an API
+client, and demo transcripts replayed through the default profile."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from loopguard_site.accounts.services import api_token_create
+from loopguard_site.replay.services import replay_session
+from loopguard_site.transcripts.models import Session
+from tests.site.replay.conftest import store_demo
+
+TOOLS_LOOP = "loop-tools-readmediafile.jsonl"
+REASONING_LOOP = "loop-reasoning-two-exits-riddle.jsonl"
+
+
+def replayed(name: str, profile: str = "default") -> Session:
+    session = store_demo(name)
+    replay_session(session=session, profile_name=profile)
+    return session
+
+
+def token_client(user) -> Client:
+    _, token = api_token_create(user=user, name="test")
+    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+
+
+@pytest.fixture
+def ann(django_user_model):
+    return django_user_model.objects.create_user("ann")
+
+
+@pytest.fixture
+def bob(django_user_model):
+    return django_user_model.objects.create_user("bob")
+
+
+@pytest.fixture
+def admin(django_user_model):
+    return django_user_model.objects.create_user("root", is_staff=True)
