@@ -22,7 +22,8 @@ Definitions (what `loopguard eval` reports):
   normal rows with a detection / normal rows.
 - *Delay* of a hit row = ``at - loop_start`` of its first hit, in characters
   (text rows) or in tool calls (tool rows, where `loop_start` is converted to
-  the index of the call it falls in).
+  the index of the call it falls in). The overall delay figures are over
+  text rows only; tool rows' delays are reported in their own group.
 
 Rows are independent streams; the work is O(total text) per profile.
 """
@@ -248,7 +249,7 @@ class Score:
     early_alarm_ids: list[str] = field(default_factory=list)
     early_hit_ids: list[str] = field(default_factory=list)
 
-    def add(self, result: RowResult) -> None:
+    def add(self, result: RowResult, count_delay: bool = True) -> None:
         row = result.row
         if row.label == "loop":
             self.loops += 1
@@ -256,7 +257,8 @@ class Score:
                 self.misses.append(row.id)
             else:
                 self.hits += 1
-                self.delays.append(result.delay)
+                if count_delay:
+                    self.delays.append(result.delay)
             if result.early:
                 self.early_alarm_ids.append(row.id)
             if result.early_hit:
@@ -312,7 +314,8 @@ def score_rows(path: str, rows: list[CorpusRow], profile: Profile) -> CorpusScor
     score = CorpusScore(path)
     for row in rows:
         result = run_row(row, profile)
-        score.overall.add(result)
+        # Overall delays are in characters: tool rows' (in calls) stay in their own group.
+        score.overall.add(result, count_delay=row.channel != "tool_calls")
         score.channels.setdefault(row.channel, Score()).add(result)
     score.channels = {name: score.channels[name] for name in ROW_CHANNELS if name in score.channels}
     return score

@@ -7,23 +7,28 @@ at two checkpoints.
 Blocks: the stream is cut after a newline, after `. ! ? ; : ,` followed by
 whitespace, and after the CJK marks `。！？；，、：`; a list number such as
 "12." does not end a block by itself. A line with no such mark is cut at the
-first whitespace after `block_weak_cut_chars` characters (so hashtag walls
-and comma-free word lists still form blocks) and hard-cut at
+first whitespace `block_weak_cut_chars` visible characters in (so hashtag
+walls and comma-free word lists still form blocks) and hard-cut at
 `block_max_chars`. A block's key is its text without surrounding
-whitespace; when the block contains a letter, its digit runs become "0"
-(counters). Blocks whose key is empty join the next block. Keys go through
+whitespace and without a leading list number (markup, as seed 000's type 2
+strips it); when the block has two letters or more, its digit runs become
+"0" (counters). Blocks of whitespace join the next block. Keys go through
 the one generic period finder (`PeriodTracker`).
 
 Threshold by the size of one copy: a run of period p blocks, one copy
 `span` characters long, fires once it holds `block_min_copies` copies and
 covers `block_region_chars` characters (`symbol_region_chars` visible,
-non-blank characters when the copy has no letter: table rules, ASCII art). So a 300-character paragraph fires
-at its third copy while "Wait," would need forty. Once fired the finder
-stays quiet while the same run grows; a broken run re-arms it.
+non-blank characters when the copy has no letter: table rules, ASCII art).
+So a paragraph of 160 characters or more fires at its second copy while
+"Wait," would need 27. A cycle whose copies differ in their numbers (a
+counter) needs `counter_min_copies` copies, and its numbers must step
+evenly by one common step. Once fired the finder stays quiet while the same
+run grows; a broken run re-arms it.
 
-Cost: a chunk without a boundary is an append and one regular-expression
-search; a boundary costs O(block) to build the key plus O(block_max_period)
-for the period finder. Memory: the current block (at most `block_max_chars`)
+Cost: a chunk without a boundary is an append and a set-disjointness test;
+a boundary costs O(block) to build the key plus the period finder's push
+(O(block_max_period), or a C-speed scan only for a block not seen within
+`block_max_period`). Memory: the current block (at most `block_max_chars`)
 and a ring of recent blocks (bounded by the parameters).
 """
 
@@ -46,6 +51,9 @@ WHITESPACE = re.compile(r"\s")
 DIGITS = re.compile(r"\d+")
 LIST_NUMBER = re.compile(r"\s*(?:\d+|[a-zA-Z]|[ivxIVX]+)\.")
 LEADING_LIST_NUMBER = re.compile(r"\d+[.)]\s+")
+# Numbers count only in blocks with at least two letters: "Episode 5", "第5集",
+# not "56 x 5 = 280" or table cells.
+TWO_LETTERS = re.compile(r"[^\W\d_].*?[^\W\d_]", re.DOTALL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,7 +193,7 @@ class BlockCycleFinder:
         # An ordered-list number is markup (seed 000 type 2 strips it); other
         # numbers are content, masked only in blocks with words (counters).
         body = LEADING_LIST_NUMBER.sub("", stripped, count=1)
-        key = DIGITS.sub("0", body) if LETTER.search(body) else body
+        key = DIGITS.sub("0", body) if TWO_LETTERS.search(body) else body
         self._tracker.push(hash(key))
         self._ring.append(Block(start, raw, len(raw) - len(raw.lstrip()), body))
         return self._evaluate(confirmed_at)
@@ -243,14 +251,19 @@ class BlockCycleFinder:
 
 
 def _numbers_step_evenly(blocks: list[Block], p: int) -> bool:
-    """Each number of a copy minus the same number one copy before is the same
-    step all along the run (0 for a number that stays): "Episode 4, 5, 6",
-    not the changing figures of a long division or a data table."""
+    """A counter: from one copy to the next, each number changes by the same
+    amount all along the run, and every number that changes changes by one
+    common step ("Episode 4, 5, 6", "In 11-ball … the 11-ball"); not the
+    figures of a long division, a data table or a multiplication table."""
     numbers = [[int(n) for n in DIGITS.findall(block.body)] for block in blocks]
-    for j in range(2 * p, len(blocks)):
-        now, before, earlier = numbers[j], numbers[j - p], numbers[j - 2 * p]
-        if len(now) != len(before) or len(before) != len(earlier):
+    position_steps: dict[int, list[int]] = {}
+    common = set()
+    for j in range(p, len(blocks)):
+        now, before = numbers[j], numbers[j - p]
+        if len(now) != len(before):
             return False
-        if any(a - b != b - c for a, b, c in zip(now, before, earlier, strict=True)):
+        steps = [a - b for a, b in zip(now, before, strict=True)]
+        if position_steps.setdefault(j % p, steps) != steps:
             return False
-    return True
+        common.update(step for step in steps if step)
+    return len(common) == 1

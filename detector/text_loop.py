@@ -12,8 +12,9 @@ Two finders run side by side on each channel:
 
 Both implement LoopGuard's own reading of seed 000 (types 3, 1 and 2) and
 beat it: no checkpoints, thresholds that fall as the unit grows (a
-300-character paragraph is a loop at its third copy; "Wait," twice is not),
-and letter-free units (table rules, ASCII art, digits) held to a longer
+paragraph of 160 characters or more is a loop at its second copy, a
+40-character sentence at its fourth, "Wait," only after 27 copies), and
+letter-free units (table rules, ASCII art, digits) held to a longer
 region. A loop is reported once, by whichever finder sees it first; the
 other finder stays quiet while that region goes on. A loop does not span a
 turn: a `turn` event resets both channels (offsets keep counting).
@@ -47,13 +48,13 @@ class TextLoopParams:
         20, low=4, high=80, step=4, doc="letters a short-unit run must hold (so `n` × `n` × … is not a loop)"
     )
     unit_check_every: int = param(32, low=8, high=128, step=8, doc="characters between two character-level checks")
-    block_max_period: int = param(50, low=8, high=100, step=2, doc="longest cycle, in blocks, the block check finds")
-    block_min_copies: int = param(3, low=2, high=8, step=1, doc="copies a block cycle needs at least")
+    block_max_period: int = param(64, low=8, high=100, step=2, doc="longest cycle, in blocks, the block check finds")
+    block_min_copies: int = param(2, low=2, high=8, step=1, doc="copies a block cycle needs at least")
     counter_min_copies: int = param(
         5, low=3, high=10, step=1, doc="copies a cycle whose numbers count up needs at least"
     )
     block_region_chars: int = param(
-        200, low=40, high=800, step=20, doc="characters a block cycle must cover (copies with a letter)"
+        160, low=40, high=800, step=20, doc="characters a block cycle must cover (copies with a letter)"
     )
     symbol_region_chars: int = param(
         120, low=40, high=600, step=20, doc="characters a run must cover when its unit has no letter"

@@ -67,7 +67,11 @@ def format_report(profile_name: str, scores: list[CorpusScore]) -> str:
         lines += _ids("false alarms", score.overall.false_alarm_ids)
         lines += _ids("early alarms", score.overall.early_alarm_ids)
         lines += _ids("early hits (caught before the labelled start)", score.overall.early_hit_ids)
-    lines += ["", "delay: characters from loop_start to the first detection at or after it (tool rows: calls)"]
+    lines += [
+        "",
+        "delay: characters from loop_start to the first detection at or after it;",
+        "'all' counts text rows only, tool_calls rows count calls",
+    ]
     return "\n".join(lines)
 
 
