@@ -131,7 +131,7 @@ STATICFILES_FINDERS = [
 PLOTLY_JS_DIR = Path(importlib.util.find_spec("plotly").origin).parent / "package_data"
 
 if LOOPGUARD_EMBEDDED:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    CHANNEL_LAYERS = {"default": {"BACKEND": "loopguard_site.channel_layers.ThreadSafeInMemoryChannelLayer"}}
     CELERY_BROKER_URL = "memory://localhost/"
     CELERY_RESULT_BACKEND = "cache+memory://"
     # The memory transport is polled: poll often so a queued task starts at once.

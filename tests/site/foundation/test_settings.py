@@ -55,7 +55,8 @@ def test_it_defaults_to_the_embedded_mode(tmp_path):
             "OPTIONS": SQLITE_OPTIONS,
         }
     }
-    assert s["CHANNEL_LAYERS"] == {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    layer = "loopguard_site.channel_layers.ThreadSafeInMemoryChannelLayer"
+    assert s["CHANNEL_LAYERS"] == {"default": {"BACKEND": layer}}
     assert s["CELERY_BROKER_URL"] == "memory://localhost/"
     assert s["CELERY_RESULT_BACKEND"] == "cache+memory://"
     assert s["DEBUG"] is True

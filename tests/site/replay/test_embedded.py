@@ -1,16 +1,22 @@
 """The embedded mode (no Redis, SQLite): the in-process worker thread runs a
-replay job, its dispatcher chaining chunk after chunk of session tasks."""
+replay job, its dispatcher chaining chunk after chunk of session tasks, and
+its progress reaches the job's socket on the in-memory channel layer."""
 
 from __future__ import annotations
 
 import threading
 
 import pytest
+from asgiref.sync import async_to_sync
 from celery.signals import task_postrun
+from channels.testing import WebsocketCommunicator
 
+from loopguard_site.accounts.services import api_token_create
+from loopguard_site.asgi import application
 from loopguard_site.celery import app
 from loopguard_site.embedded_worker import EmbeddedWorker
 from loopguard_site.replay import services
+from loopguard_site.replay.messages import send_job_progress
 from loopguard_site.replay.models import Detection, ReplayJob
 from loopguard_site.replay.services import replay_job_create
 
@@ -50,3 +56,31 @@ def test_the_embedded_worker_completes_a_job_dispatched_in_chunks(user, monkeypa
     expected = scan_json(TOOLS, "default")["detections"]
     assert all(stored_detections(session, "default") == expected for session in sessions)
     assert Detection.objects.filter(profile="gemini").count() == 0
+
+
+@pytest.mark.embedded
+@pytest.mark.django_db(transaction=True)
+def test_progress_sent_from_a_worker_thread_reaches_the_jobs_socket_at_once(user):
+    # The embedded worker's threads send with their own event loops; the
+    # socket's consumer waits on Daphne's (here: the test's) loop.
+    job = replay_job_create(user=user, profiles=["default"], session_ids=[store_demo(TOOLS).pk])
+    _, token = api_token_create(user=user, name="test")
+
+    async def scenario() -> list:
+        socket = WebsocketCommunicator(
+            application, f"/ws/replays/{job.pk}", headers=[(b"authorization", f"Bearer {token}".encode())]
+        )
+        await socket.connect(timeout=10)
+        messages = [await socket.receive_json_from(timeout=10)]
+        job.state, job.done = "running", 1
+        sender = threading.Thread(target=send_job_progress, args=(job,))
+        sender.start()
+        messages.append(await socket.receive_json_from(timeout=5))
+        sender.join()
+        await socket.disconnect()
+        return messages
+
+    assert async_to_sync(scenario)() == [
+        {"id": job.pk, "state": "queued", "done": 0, "failed": 0, "total": 1},
+        {"id": job.pk, "state": "running", "done": 1, "failed": 0, "total": 1},
+    ]
