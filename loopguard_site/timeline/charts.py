@@ -158,6 +158,11 @@ def timeline_figure(
     }  # fmt: skip
 
 
+def clickable_detections(figure: dict) -> set[int]:
+    """Ids of the detections the figure's markers point at (after bucketing)."""
+    return {data[1] for trace in figure["data"] for data in trace.get("customdata", ()) if data[0] == "detection"}
+
+
 def _channel_traces(streams: SessionStreams, axis: str, lanes: Lanes, max_points: int) -> list[dict]:
     traces = []
     for channel, color in CHANNEL_COLORS.items():

@@ -23,6 +23,7 @@ HEAD_CALLS = 50
 CONTEXT_CALLS = 2
 PAGE_CALLS = 100
 MAX_DETECTION_WINDOWS = 20
+LISTED = 100  # detections, and checkpoint evaluations, listed by name on the page
 ARGS_CHARS = 300  # tool arguments shown in the list
 
 
@@ -105,7 +106,8 @@ def tool_row(call: ToolCall, detections: Sequence[dict]) -> dict:
 def tool_window(calls: Sequence[ToolCall], detections: Sequence[dict], start: int, end: int) -> dict:
     start = max(0, min(start, len(calls)))
     end = max(start, min(end, len(calls), start + PAGE_CALLS))
-    return {"gap": False, "start": start, "end": end, "rows": [tool_row(c, detections) for c in calls[start:end]]}
+    meeting = [d for d in detections if d["start"] < end and max(d["end"], d["at"]) >= start]
+    return {"gap": False, "start": start, "end": end, "rows": [tool_row(c, meeting) for c in calls[start:end]]}
 
 
 def tool_panel(calls: Sequence[ToolCall], detections: Sequence[dict]) -> dict:

@@ -11,10 +11,11 @@ from detector.events import TEXT_CHANNELS
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.selectors import session_get
 
-from .charts import timeline_figure
+from .charts import clickable_detections, timeline_figure
 from .panels import (
     CONTEXT_CALLS,
     CONTEXT_CHARS,
+    LISTED,
     PAGE_CALLS,
     PAGE_CHARS,
     text_panel,
@@ -44,18 +45,28 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
     figures = {"offset": timeline_figure(streams, detections, checkpoints, axis="offset")}
     if streams.has_time:
         figures["time"] = timeline_figure(streams, detections, checkpoints, axis="time")
+    # Markers and list entries scroll the text to a detection: the page needs those, not all.
+    clickable = set().union(
+        *(clickable_detections(f) for f in figures.values()), (d["id"] for d in detections[:LISTED])
+    )
     context = {
         "session": session,
         "profiles": profiles,
         "profile": profile,
-        "detections": detections,
-        "checkpoints": checkpoints,
+        "detections": detections[:LISTED],
+        "detection_count": len(detections),
+        "checkpoints": checkpoints[:LISTED],
+        "checkpoint_count": len(checkpoints),
         "text_panels": [text_panel(c, streams.texts[c], detections) for c in TEXT_CHANNELS if streams.texts[c]],
         "tool_panel": tool_panel(streams.tool_calls, detections) if streams.tool_calls else None,
         "figures": figures,
         # What the page's script needs to scroll to a detection's span.
         "targets": {
-            "detections": {d["id"]: {k: d[k] for k in ("channel", "start", "end", "at")} for d in detections},
+            "detections": {
+                d["id"]: {k: d[k] for k in ("channel", "start", "end", "at")}
+                for d in detections
+                if d["id"] in clickable
+            },
             "pages": {"chars": PAGE_CHARS, "calls": PAGE_CALLS},
             "context": {"chars": CONTEXT_CHARS, "calls": CONTEXT_CALLS},
         },

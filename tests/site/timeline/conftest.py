@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from detector.importers import parse_path
+from detector.monitor import Monitor
 from loopguard_site.replay.services import replay_session
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.services import session_import_file
@@ -22,6 +24,17 @@ def replayed_demo(name: str, profiles: tuple[str, ...] = ("default",)) -> Sessio
     for profile in profiles:
         replay_session(session=session, profile_name=profile)
     return session
+
+
+def monitor_results(name: str, profile: str) -> tuple[list[dict], list[dict]]:
+    """What the detector library itself finds in a demo file: detections
+    and checkpoint evaluations, each with the seq of the event that fed it."""
+    monitor = Monitor(profile)
+    detections, checkpoints = [], []
+    for seq, event in enumerate(parse_path(DEMO_DIR / name, "events").events, start=1):
+        detections += [d.to_dict() | {"event_seq": seq} for d in monitor.feed(event)]
+        checkpoints += [c.to_dict() | {"event_seq": seq} for c in monitor.take_checkpoints()]
+    return detections, checkpoints
 
 
 @pytest.fixture

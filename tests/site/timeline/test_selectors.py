@@ -14,7 +14,7 @@ from loopguard_site.timeline.selectors import (
 )
 from loopguard_site.transcripts.services import session_create_from_events
 
-from .conftest import REASONING_LOOP, TOOLS_LOOP, replayed_demo
+from .conftest import REASONING_LOOP, TOOLS_LOOP, monitor_results, replayed_demo
 
 
 @pytest.mark.django_db
@@ -40,23 +40,16 @@ def test_it_lists_the_profiles_with_results_builtin_first(user):
 @pytest.mark.django_db
 def test_it_gives_the_detections_with_their_event_and_the_checkpoints_of_a_profile():
     session = replayed_demo(REASONING_LOOP, ("default", "seed000"))
-    (row,) = session_detection_rows(session_id=session.pk, profile="default")
-    assert {k: row[k] for k in ("detector", "channel", "start", "end", "at", "period", "repeats", "event_seq")} == {
-        "detector": "text_loop", "channel": "reasoning", "start": 1657, "end": 2939, "at": 2940,
-        "period": 428, "repeats": 3, "event_seq": 76,
-    }  # fmt: skip
+    detections, _ = monitor_results(REASONING_LOOP, "default")
+    _, checkpoints = monitor_results(REASONING_LOOP, "seed000")
+
+    rows = session_detection_rows(session_id=session.pk, profile="default")
+
+    assert [{k: v for k, v in row.items() if k not in ("id", "profile")} for row in rows] == detections
+    assert [row["profile"] for row in rows] == ["default"] * len(detections) and len(detections) == 1
     assert session_detection_rows(session_id=session.pk, profile="seed000") == []
-    assert [
-        {k: c[k] for k in ("detector", "checkpoint", "start", "end", "check", "result")}
-        for c in session_checkpoint_rows(session_id=session.pk, profile="seed000")
-    ] == [
-        {"detector": "reasoning_checkpoint", "checkpoint": 2000, "start": 1800, "end": 2000,
-         "check": "short_unit_loop", "result": ""},
-        {"detector": "reasoning_checkpoint", "checkpoint": 3000, "start": 2000, "end": 3000,
-         "check": "paragraph_loop", "result": ""},
-        {"detector": "reasoning_checkpoint", "checkpoint": 3000, "start": 2000, "end": 3000,
-         "check": "ordered_list_loop", "result": ""},
-    ]  # fmt: skip
+    assert session_checkpoint_rows(session_id=session.pk, profile="seed000") == checkpoints
+    assert len(checkpoints) == 3
 
 
 @pytest.mark.django_db

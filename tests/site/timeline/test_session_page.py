@@ -10,9 +10,10 @@ from django.test import Client
 
 from loopguard_site.replay.services import replay_session
 from loopguard_site.timeline.panels import HEAD_CHARS
+from loopguard_site.timeline.selectors import session_streams
 from loopguard_site.transcripts.services import session_create_from_events
 
-from .conftest import REASONING_LOOP, TOOLS_LOOP, replayed_demo
+from .conftest import REASONING_LOOP, TOOLS_LOOP, monitor_results, replayed_demo
 
 
 def embedded_json(html: str, element_id: str):
@@ -23,29 +24,30 @@ def embedded_json(html: str, element_id: str):
 @pytest.mark.django_db
 def test_it_highlights_the_unit_repetitions_onset_and_firing_point_of_a_replayed_loop(browser_client):
     session = replayed_demo(REASONING_LOOP)
-    (detection,) = session.detections.all()
-    ident = detection.pk
+    (d,) = session.detections.all()
+    tiles = [(str(s), str(min(s + d.period, d.end))) for s in range(d.start, d.end, d.period)]
 
     html = browser_client.get(f"/sessions/{session.pk}/").content.decode()
 
-    assert f'<span class="marker marker-onset" data-detection="{ident}" data-at="1657"' in html
-    assert f'<span class="marker marker-fired" data-detection="{ident}" data-at="2940"' in html
+    assert f'<span class="marker marker-onset" data-detection="{d.pk}" data-at="{d.start}"' in html
+    assert f'<span class="marker marker-fired" data-detection="{d.pk}" data-at="{d.at}"' in html
     unit = re.findall(
-        rf'<span class="piece hl-region hl-unit" data-s="(\d+)" data-e="(\d+)" data-detections="{ident}">', html
+        rf'<span class="piece hl-region hl-unit" data-s="(\d+)" data-e="(\d+)" data-detections="{d.pk}">', html
     )
     reps = re.findall(
-        rf'<span class="piece hl-region hl-rep (hl-rep-\w+)" data-s="(\d+)" data-e="(\d+)" data-detections="{ident}">',
+        rf'<span class="piece hl-region hl-rep (hl-rep-\w+)" data-s="(\d+)" data-e="(\d+)" data-detections="{d.pk}">',
         html,
     )
-    assert unit == [("1657", "2085")]
-    assert reps == [("hl-rep-odd", "2085", "2513"), ("hl-rep-even", "2513", "2939")]
-    assert f'class="detection-link action-stop" data-detection="{ident}"' in html
+    assert unit == tiles[:1]
+    assert reps == [("hl-rep-odd" if k % 2 else "hl-rep-even", *tile) for k, tile in enumerate(tiles) if k]
+    assert len(reps) >= 1
+    assert f'class="detection-link action-{d.action}" data-detection="{d.pk}"' in html
     assert '<script src="/static/plotly/plotly.min.js"></script>' in html
     figures = embedded_json(html, "timeline-figures")
-    assert figures["offset"]["layout"]["yaxis"]["categoryarray"] == ["reasoning", "turns", "text_loop"]
+    assert figures["offset"]["layout"]["yaxis"]["categoryarray"] == ["reasoning", "turns", d.detector]
     assert "time" not in figures  # the file's events carry no `t`
     targets = embedded_json(html, "session-targets")
-    assert targets["detections"] == {str(ident): {"channel": "reasoning", "start": 1657, "end": 2939, "at": 2940}}
+    assert targets["detections"] == {str(d.pk): {"channel": "reasoning", "start": d.start, "end": d.end, "at": d.at}}
 
 
 @pytest.mark.django_db
@@ -64,14 +66,15 @@ def test_it_lists_tool_calls_with_repeats_and_the_detections_that_fired(browser_
 @pytest.mark.django_db
 def test_the_profile_selector_shows_that_profiles_detections_and_checkpoints(browser_client):
     session = replayed_demo(REASONING_LOOP, ("default", "seed000"))
+    _, checkpoints = monitor_results(REASONING_LOOP, "seed000")
     html = browser_client.get(f"/sessions/{session.pk}/?profile=seed000").content.decode()
     assert '<option value="seed000" selected>seed000</option>' in html
     assert "No detections under seed000." in html
-    assert "3 checkpoint evaluations" in html
+    assert f"{len(checkpoints)} checkpoint evaluations" in html
     traces = {t["name"]: t for t in embedded_json(html, "timeline-figures")["offset"]["data"]}
     assert traces["checkpoint: no loop"]["customdata"] == [
-        ["range", "reasoning", 1800, 2000], ["range", "reasoning", 2000, 3000], ["range", "reasoning", 2000, 3000],
-    ]  # fmt: skip
+        ["range", c["channel"], c["start"], c["end"]] for c in sorted(checkpoints, key=lambda c: c["checkpoint"])
+    ]
 
 
 @pytest.mark.django_db
@@ -114,20 +117,19 @@ def test_the_session_list_links_to_the_page(browser_client):
 @pytest.mark.django_db
 def test_the_window_endpoint_gives_a_page_of_text_with_highlights(browser_client):
     session = replayed_demo(REASONING_LOOP)
-    (detection,) = session.detections.all()
+    (d,) = session.detections.all()
+    text = session_streams(session).texts["reasoning"]
     url = f"/sessions/{session.pk}/window"
 
-    answer = browser_client.get(url, {"channel": "reasoning", "start": 2930, "end": 2945, "profile": "default"})
+    answer = browser_client.get(url, {"channel": "reasoning", "start": d.at - 5, "end": d.at + 5, "profile": "default"})
 
     assert answer.status_code == 200
-    data = answer.json()
-    assert [(i.get("marker"), i.get("start"), i.get("end"), i.get("classes")) for i in data["items"]] == [
-        (None, 2930, 2939, ["hl-region", "hl-rep", "hl-rep-even"]),
-        (None, 2939, 2940, []),
-        ("fired", None, None, None),
-        (None, 2940, 2945, []),
-    ]
-    assert data["items"][2]["detection"] == detection.pk
+    items = answer.json()["items"]
+    assert [(i["marker"], i["at"], i["detection"]) for i in items if "marker" in i] == [("fired", d.at, d.pk)]
+    assert "".join(i.get("text", "") for i in items) == text[d.at - 5 : d.at + 5]
+    marker = next(n for n, i in enumerate(items) if "marker" in i)
+    assert (items[marker - 1]["end"], items[marker + 1]["start"]) == (d.at, d.at)
+    assert "hl-region" in items[0]["classes"]
     tools = browser_client.get(url, {"channel": "tools", "start": 0, "end": 1}).json()
     assert (tools["start"], tools["end"], len(tools["rows"])) == (0, 0, 0)  # the riddle has no tool calls
 
