@@ -26,6 +26,7 @@ def run(args: argparse.Namespace) -> int:
     # anything else imports Twisted.
     from daphne.endpoints import build_endpoint_description_strings
     from daphne.server import Server
+    from twisted.internet import reactor
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "loopguard_site.settings")
     import django
@@ -65,7 +66,9 @@ def run(args: argparse.Namespace) -> int:
         endpoints=build_endpoint_description_strings(host=args.host, port=args.port),
         signal_handlers=True,  # SIGINT / SIGTERM stop the reactor, then we stop the worker
     )
-    server.ready_callable = lambda: _announce(server)
+    # Announce once the reactor runs: its SIGINT/SIGTERM handlers are in place
+    # by then, so whoever reads the URL can stop us at once.
+    server.ready_callable = lambda: reactor.callWhenRunning(_announce, server)
     try:
         server.run()
     finally:
@@ -80,8 +83,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _announce(server) -> None:
-    # TCP listening happens before the reactor runs, so the address (and the
-    # port picked for --port 0) is known here.
+    # Daphne listens (synchronously, for TCP) before the reactor runs, so the
+    # address, and the port picked for --port 0, is known here.
     for host, port in server.listening_addresses:
         shown = f"[{host}]" if ":" in host else host
         print(f"LoopGuard lab: http://{shown}:{port}/", flush=True)
