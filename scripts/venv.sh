@@ -19,7 +19,6 @@ ensure_venv() {
     digest=$(sha256sum pyproject.toml | cut -d' ' -f1)
     if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$digest" ]; then
         echo "Installing LoopGuard and its test tools into .venv (pyproject.toml changed)"
-        .venv/bin/python -m pip install --quiet --upgrade pip
         .venv/bin/python -m pip install --quiet -e '.[test]'
         echo "$digest" > "$stamp"
     fi
