@@ -20,7 +20,8 @@ Threshold by the size of one copy: a run of period p blocks, one copy
 covers `block_region_chars` characters (`symbol_region_chars` visible,
 non-blank characters when the copy has no letter: table rules, ASCII art).
 So a paragraph of 160 characters or more fires at its second copy while
-"Wait," would need 27. A cycle whose copies differ in their numbers (a
+"Wait," would need 27; a copy that is one whole line needs
+`line_min_copies` (code and tables repeat a line now and then). A cycle whose copies differ in their numbers (a
 counter) needs `counter_min_copies` copies, and its numbers must step
 evenly by one common step. Once fired the finder stays quiet while the same
 run grows; a broken run re-arms it.
@@ -93,7 +94,7 @@ class BlockCycleFinder:
         self._tracker.reset()
         # Enough blocks for the longest run that can be needed to fire.
         longest = max(
-            params.block_max_period * max(params.block_min_copies, params.counter_min_copies),
+            params.block_max_period * max(params.block_min_copies, params.line_min_copies, params.counter_min_copies),
             params.symbol_region_chars,
             params.block_region_chars,
         )
@@ -219,7 +220,10 @@ class BlockCycleFinder:
                 span, region_chars = len(copy_text) - len(WHITESPACE.findall(copy_text)), params.symbol_region_chars
             else:
                 region_chars = params.block_region_chars
-            needed = max(p * params.block_min_copies, -(-region_chars * p // max(span, 1)))
+            # A single line said twice is common in code and tables; a passage
+            # of several sentences or lines said twice is not.
+            min_copies = params.line_min_copies if copy_text.count("\n") == 1 else params.block_min_copies
+            needed = max(p * min_copies, -(-region_chars * p // max(span, 1)))
             if length < needed:
                 continue
             texts = [block.body for block in blocks[-needed:]]

@@ -50,6 +50,7 @@ class TextLoopParams:
     unit_check_every: int = param(32, low=8, high=128, step=8, doc="characters between two character-level checks")
     block_max_period: int = param(64, low=8, high=100, step=2, doc="longest cycle, in blocks, the block check finds")
     block_min_copies: int = param(2, low=2, high=8, step=1, doc="copies a block cycle needs at least")
+    line_min_copies: int = param(4, low=2, high=8, step=1, doc="copies a cycle of one whole line needs at least")
     counter_min_copies: int = param(
         5, low=3, high=10, step=1, doc="copies a cycle whose numbers count up needs at least"
     )
