@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 
 from loopguard_site.accounts.services import api_token_create
+from tests.browser import chromium_driver, daphne_live_server  # noqa: F401 (fixtures for the browser tests)
 
 
 @pytest.fixture

@@ -1,0 +1,81 @@
+"""The upload page in real headless Chromium against Daphne: files chosen in
+the file input and files dropped on the drop zone import, each with its own
+outcome line; the imported line links to the session."""
+
+from __future__ import annotations
+
+import json
+
+from selenium.webdriver.common.by import By
+
+from loopguard_site.transcripts.models import Session
+from tests.browser import login, wait_for
+from tests.shared_paths import FORMATS_DIR
+
+OPENAI = FORMATS_DIR / "openai_stream/vercel__ai__deepseek-tool-call.chunks.txt"
+TRUNCATED = b'{"type": "turn"}\n{"type": "content", "text": "abc'
+
+
+def outcome_lines(driver) -> list[str]:
+    wait_for(driver, "#outcomes")
+    return [item.text for item in driver.find_elements(By.CSS_SELECTOR, "#outcomes li")]
+
+
+def test_two_files_from_the_file_input_one_good_one_bad(
+    chromium_driver, daphne_live_server, django_user_model, tmp_path
+):
+    user = django_user_model.objects.create_user("uploader")
+    good = tmp_path / "good.chunks.txt"
+    good.write_bytes(OPENAI.read_bytes())
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(TRUNCATED)
+    driver = chromium_driver
+    login(driver, daphne_live_server.url, user)
+
+    driver.get(daphne_live_server.url + "/upload/")
+    driver.find_element(By.ID, "file-input").send_keys(f"{good}\n{bad}")
+    chosen = [item.text for item in driver.find_elements(By.CSS_SELECTOR, "#chosen li")]
+    driver.find_element(By.ID, "tags").send_keys("browser, e2e")
+    driver.find_element(By.ID, "import").click()
+    lines = outcome_lines(driver)
+
+    session = Session.objects.get()
+    assert chosen == [f"good.chunks.txt ({good.stat().st_size} bytes)", f"bad.jsonl ({len(TRUNCATED)} bytes)"]
+    assert lines == [
+        f"imported good.chunks.txt: 21 events, format openai, session {session.pk}",
+        "error bad.jsonl: line 2: truncated JSON: Unterminated string starting at (column 29)",
+    ]
+    assert (session.uploader, session.tag_names(), session.model) == (user, ["browser", "e2e"], "deepseek-v4-flash")
+    driver.find_element(By.LINK_TEXT, "good.chunks.txt").click()
+    detail = json.loads(driver.find_element(By.TAG_NAME, "body").text)
+    assert (detail["id"], detail["events"], detail["format"]) == (session.pk, 21, "openai")
+
+
+def test_files_dropped_on_the_drop_zone_are_uploaded(chromium_driver, daphne_live_server, django_user_model):
+    user = django_user_model.objects.create_user("dropper")
+    driver = chromium_driver
+    login(driver, daphne_live_server.url, user)
+    driver.get(daphne_live_server.url + "/upload/")
+
+    driver.execute_script(
+        """
+        const transfer = new DataTransfer();
+        const events = '{"type": "turn"}\\n{"type": "content", "text": "<b>hi</b>"}\\n';
+        transfer.items.add(new File([events], "<img src=x onerror=alert(1)>.jsonl"));
+        transfer.items.add(new File(["\\u0000binary"], "blob.bin"));
+        const drop = new DragEvent("drop", {dataTransfer: transfer, bubbles: true, cancelable: true});
+        document.getElementById("dropzone").dispatchEvent(drop);
+        """
+    )
+    chosen = [item.text for item in driver.find_elements(By.CSS_SELECTOR, "#chosen li")]
+    driver.find_element(By.ID, "import").click()
+    lines = outcome_lines(driver)
+
+    session = Session.objects.get()
+    assert chosen == ["<img src=x onerror=alert(1)>.jsonl (58 bytes)", "blob.bin (7 bytes)"]
+    assert lines == [
+        f"imported <img src=x onerror=alert(1)>.jsonl: 3 events, format events, session {session.pk}",
+        "error blob.bin: line 1: binary file (NUL byte), not a text transcript",
+    ]
+    assert driver.find_elements(By.CSS_SELECTOR, "img") == []  # the name was escaped, never rendered
+    assert session.title == "<img src=x onerror=alert(1)>"
