@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from loopguard_site.review.selectors import session_truth_labels
 from loopguard_site.transcripts.models import Session
 
 from .metrics import LabelledOutcome, ProfileMetrics, profile_metrics, session_label
@@ -72,6 +73,7 @@ def compare_profiles(*, session_ids: list[int] | None, profile_a: str, profile_b
     ):
         found[(detection.session_id, detection.profile)].append(detection)
     outcomes: dict[str, list[LabelledOutcome]] = {profile_a: [], profile_b: []}
+    reviewed = session_truth_labels(both)  # reviewers' labels first; tags where there are none
     for session in Session.objects.filter(pk__in=both).order_by("id").prefetch_related("tags"):
         a, b = found[(session.pk, profile_a)], found[(session.pk, profile_b)]
         signatures_a, signatures_b = {_signature(d) for d in a}, {_signature(d) for d in b}
@@ -79,7 +81,7 @@ def compare_profiles(*, session_ids: list[int] | None, profile_a: str, profile_b
         comparison = SessionComparison(
             session_id=session.pk,
             title=session.title,
-            label=session_label(session.tag_names()),
+            label=reviewed.get(session.pk) or session_label(session.tag_names()),
             first={profile_a: first_a, profile_b: first_b},
             only={
                 profile_a: [d for d in a if _signature(d) not in signatures_b],
