@@ -11,6 +11,7 @@ from detector.monitor import Monitor
 from loopguard_site.replay.services import replay_session
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.services import session_import_file
+from tests.browser import chromium_driver, daphne_live_server  # noqa: F401 (fixtures of the browser tests)
 from tests.shared_paths import REPO_ROOT
 
 DEMO_DIR = REPO_ROOT / "fixtures" / "demo"

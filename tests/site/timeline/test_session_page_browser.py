@@ -1,0 +1,161 @@
+"""The session page in a real headless Chromium: highlights, the Plotly
+timeline, clicks that scroll the text to a span, on-demand windows, and a
+bounded DOM for a 1 MB / 100,000-event session."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+from loopguard_site.replay.services import replay_session
+from loopguard_site.transcripts.services import session_create_from_events
+from tests.browser import WAIT_SECONDS, login, wait_for
+
+from .conftest import REASONING_LOOP, TOOLS_LOOP, replayed_demo
+
+# Where a copy of each screenshot goes for a human to look at (unset: only the test's tmp folder).
+SCREENSHOT_DIR = os.environ.get("LOOPGUARD_SCREENSHOT_DIR", "")
+
+FLASHED = """return [...document.querySelectorAll('.flash')].map(e =>
+    [e.className, e.dataset.detection || e.dataset.detections || e.dataset.index || '']);"""
+# Is the first flashed element inside the visible part of its scroll box?
+FLASH_VISIBLE = """const el = document.querySelector('.flash');
+const box = el.closest('.channel-text, .tool-list').getBoundingClientRect();
+const r = el.getBoundingClientRect();
+return r.top >= box.top - 1 && r.top <= box.bottom && el.closest('.channel-text, .tool-list').scrollTop;"""
+
+
+def screenshot(driver, tmp_path, name):
+    shot = tmp_path / f"{name}.png"
+    driver.save_screenshot(str(shot))
+    if SCREENSHOT_DIR:
+        shutil.copy(shot, os.path.join(SCREENSHOT_DIR, shot.name))
+    return shot
+
+
+def open_page(driver, server, user, path, tmp_path, name):
+    login(driver, server.url, user)
+    driver.get(server.url + path)
+    wait_for(driver, "#timeline-plot.js-plotly-plot .scatterlayer .trace")
+    return screenshot(driver, tmp_path, name)
+
+
+def wait_until(driver, script):
+    return WebDriverWait(driver, WAIT_SECONDS).until(lambda d: d.execute_script(script))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_page_highlights_the_loop_draws_the_timeline_and_scrolls_to_a_clicked_detection(
+    chromium_driver, daphne_live_server, django_user_model, tmp_path
+):
+    driver = chromium_driver
+    session = replayed_demo(REASONING_LOOP, ("default", "seed000"))
+    (d,) = session.detections.all()
+    user = django_user_model.objects.create_user("viewer")
+
+    shot = open_page(driver, daphne_live_server, user, f"/sessions/{session.pk}/", tmp_path, "riddle")
+
+    assert shot.stat().st_size > 10_000
+    assert len(driver.find_elements(By.CSS_SELECTOR, ".hl-unit")) == 1
+    assert len(driver.find_elements(By.CSS_SELECTOR, ".hl-rep")) == len(range(d.start, d.end, d.period)) - 1
+    assert len(driver.find_elements(By.CSS_SELECTOR, ".marker-onset, .marker-fired")) == 2
+    names = driver.execute_script("return document.getElementById('timeline-plot').data.map(t => t.name)")
+    assert names == ["reasoning", "turns", "repeated regions", "detection: stop"]
+    assert len(driver.find_elements(By.CSS_SELECTOR, "#timeline-plot .scatterlayer .trace")) == 4
+
+    driver.find_element(By.CSS_SELECTOR, f'.detection-link[data-detection="{d.pk}"]').click()
+
+    flashed = wait_until(driver, FLASHED.replace("return", "const f =", 1) + " return f.length ? f : null;")
+    tiles = len(range(d.start, d.end, d.period))
+    assert flashed[0] == ["marker marker-onset flash", str(d.pk)]
+    assert [c for c, _ in flashed[1:-1]][:1] == ["piece hl-region hl-unit flash"]
+    assert len(flashed) == 2 + tiles and flashed[-1] == ["marker marker-fired flash", str(d.pk)]
+    assert driver.execute_script(FLASH_VISIBLE) > 0  # scrolled down to the onset, which is now in view
+    assert screenshot(driver, tmp_path, "riddle-detection").stat().st_size > 10_000
+
+    # A real click on the detection's marker in the Plotly timeline does the same.
+    driver.execute_script("document.querySelectorAll('.flash').forEach(e => e.classList.remove('flash'));"
+                          "document.querySelector('.channel-text').scrollTop = 0;")  # fmt: skip
+    marker = driver.find_elements(By.CSS_SELECTOR, "#timeline-plot .scatterlayer .trace:last-child .point")
+    assert len(marker) == 1
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", marker[0])
+    ActionChains(driver).move_to_element(marker[0]).click().perform()
+    flashed = wait_until(driver, FLASHED.replace("return", "const f =", 1) + " return f.length ? f : null;")
+    assert flashed[0] == ["marker marker-onset flash", str(d.pk)] and len(flashed) == 2 + tiles
+    assert driver.execute_script(FLASH_VISIBLE) > 0
+
+    # The gap after the detection's window loads on demand, highlighted the same way.
+    gap = driver.find_element(By.CSS_SELECTOR, ".channel-text button.gap:last-of-type")
+    end = int(gap.get_attribute("data-end"))
+    driver.execute_script("arguments[0].click()", gap)
+    wait_until(driver, f"return document.querySelector('.text-window[data-end=\"{end}\"]')")
+    assert driver.find_elements(By.CSS_SELECTOR, ".channel-text button.gap") == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_tool_list_marks_repeats_and_a_tool_detection_scrolls_to_its_calls(
+    chromium_driver, daphne_live_server, django_user_model, tmp_path
+):
+    driver = chromium_driver
+    session = replayed_demo(TOOLS_LOOP)
+    first = session.detections.order_by("event_seq", "id").first()
+    user = django_user_model.objects.create_user("viewer")
+
+    open_page(driver, daphne_live_server, user, f"/sessions/{session.pk}/", tmp_path, "tools")
+
+    rows = driver.find_elements(By.CSS_SELECTOR, ".tool-row")
+    assert [r.get_attribute("class") for r in rows] == ["tool-row failed"] + ["tool-row repeat failed"] * 3
+    driver.find_element(By.CSS_SELECTOR, f'.detection-link[data-detection="{first.pk}"]').click()
+    flashed = wait_until(driver, FLASHED.replace("return", "const f =", 1) + " return f.length ? f : null;")
+    # Calls start..end-1 of the region, then the badge on the call where it fired.
+    assert [index for _, index in flashed] == [*(r.get_attribute("data-detections") for r in rows[: first.end])] + [
+        str(first.pk)
+    ]
+
+
+def big_session_events() -> list[dict]:
+    """100,000 events, 975,000 characters of reasoning, 25,000 tool calls
+    of which the detectors flag nearly every one."""
+    events = []
+    for i in range(25_000):
+        events.append({"type": "turn"})
+        events.append({"type": "reasoning", "text": f"Step {i:06d}: look.\n"})
+        events.append({"type": "reasoning", "text": "Check the file again"})
+        events.append({"type": "tool_call", "name": "read_file", "args": {"path": f"f{i % 3}.txt"}})
+    return events
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_one_megabyte_session_renders_a_bounded_page(
+    chromium_driver, daphne_live_server, django_user_model, tmp_path
+):
+    driver = chromium_driver
+    events = big_session_events()
+    session = session_create_from_events(
+        title="big", model="", source_format="events", parser_version="1", events=events
+    )
+    replay_session(session=session, profile_name="default")
+    detections = session.detections.count()
+    user = django_user_model.objects.create_user("viewer")
+
+    open_page(driver, daphne_live_server, user, f"/sessions/{session.pk}/", tmp_path, "big")
+
+    assert (len(events), sum(len(e.get("text", "")) for e in events), detections > 20_000) == (100_000, 975_000, True)
+    counts = driver.execute_script("""return {
+        all: document.getElementsByTagName('*').length,
+        pieces: document.querySelectorAll('.piece').length,
+        rows: document.querySelectorAll('.tool-row').length,
+        listed: document.querySelectorAll('.detection-link').length,
+        points: document.getElementById('timeline-plot').data.reduce((n, t) => n + t.x.length, 0),
+        text: [...document.querySelectorAll('.channel-text')].reduce((n, e) => n + e.textContent.length, 0),
+    }""")
+    assert counts["listed"] == 100
+    assert counts["rows"] <= 50 + 20 * 100
+    assert counts["text"] <= 3000 + 20 * 8000 + 2000
+    assert counts["points"] <= 400 * 3 * 20
+    assert counts["all"] < 20_000
