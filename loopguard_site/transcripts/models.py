@@ -44,7 +44,8 @@ class Session(models.Model):
         return self.title
 
     def get_absolute_url(self) -> str:
-        return reverse("transcripts:api_session", args=[self.pk])
+        """The session page (the timeline app's)."""
+        return reverse("timeline:session_detail", args=[self.pk])
 
     def tag_names(self) -> list[str]:
         """Tag names, sorted (uses prefetched tags when the selector prefetched them)."""

@@ -4,8 +4,6 @@ outcome line; the imported line links to the session."""
 
 from __future__ import annotations
 
-import json
-
 from selenium.webdriver.common.by import By
 
 from loopguard_site.transcripts.models import Session
@@ -47,8 +45,8 @@ def test_two_files_from_the_file_input_one_good_one_bad(
     ]
     assert (session.uploader, session.tag_names(), session.model) == (user, ["browser", "e2e"], "deepseek-v4-flash")
     driver.find_element(By.LINK_TEXT, "good.chunks.txt").click()
-    detail = json.loads(driver.find_element(By.TAG_NAME, "body").text)
-    assert (detail["id"], detail["events"], detail["format"]) == (session.pk, 21, "openai")
+    assert wait_for(driver, "h1.session-title").text == "good.chunks"  # the session page
+    assert driver.current_url == f"{daphne_live_server.url}/sessions/{session.pk}/"
 
 
 def test_files_dropped_on_the_drop_zone_are_uploaded(chromium_driver, daphne_live_server, django_user_model):
