@@ -19,6 +19,7 @@ from django.conf import settings
 from django.test import Client
 from selenium import webdriver
 
+from detector.monitor import Monitor
 from loopguard_site.accounts.services import api_token_create
 from loopguard_site.asgi import application
 from loopguard_site.transcripts.models import Session
@@ -41,9 +42,26 @@ def deltas(kind: str, text: str, size: int = 4) -> list[dict]:
 @pytest.fixture(scope="session")
 def loop_events() -> list[dict]:
     """The row's stream as a producer would send it: a turn, then 4-character
-    content deltas (the default profile stops it at event 60, `at` 236)."""
+    content deltas."""
     row = corpus_row(LOOP_ROW)
     return [{"type": "turn"}, *deltas(row["channel"], row["text"])]
+
+
+@dataclass(frozen=True)
+class FirstDetection:
+    seq: int  # the event (numbered from 1) whose feed fired it
+    detection: dict  # as Detection.to_dict() gives it
+
+
+@pytest.fixture(scope="session")
+def loop_stop(loop_events) -> FirstDetection:
+    """What the live session's profile (default) finds first in the stream fed
+    whole to a Monitor, the reference the live paths must equal: a stop."""
+    monitor = Monitor("default", model="Qwen1.5-1.8B-Chat")
+    seq, first = next((n, d) for n, event in enumerate(loop_events, 1) for d in monitor.feed(event))
+    assert (first.detector, first.action, first.unit) == ("text_loop", "stop", "4. Agile\n")
+    assert 20 < seq < len(loop_events) - 20, "the tests cut the stream around the stop"
+    return FirstDetection(seq, first.to_dict())
 
 
 @dataclass

@@ -8,7 +8,6 @@ import pytest
 import time_machine
 
 from loopguard_site.live.services import live_ingest
-from loopguard_site.replay.models import Detection
 from loopguard_site.transcripts.services import session_create_from_events, session_create_live
 
 pytestmark = pytest.mark.django_db
@@ -16,27 +15,26 @@ pytestmark = pytest.mark.django_db
 T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 
 
-def test_it_lists_live_sessions_with_state_last_event_and_first_detection(producer, loop_events):
+def test_it_lists_live_sessions_with_state_last_event_and_first_detection(producer, loop_events, loop_stop):
     session_create_from_events(title="upload", model="m", source_format="events", parser_version="1", events=[])
     with time_machine.travel(T0, tick=False) as clock:
         quiet = session_create_live(model="gpt-4o", title="<b>quiet</b>", uploader=producer.user)
         clock.shift(5)
         looping = session_create_live(model="Qwen1.5-1.8B-Chat", uploader=producer.user)
         clock.shift(5)
-        live_ingest(session_id=looping.pk, seq=1, events=loop_events[:80])
+        live_ingest(session_id=looping.pk, seq=1, events=loop_events[: loop_stop.seq + 10])
 
     rows = producer.client().get("/api/live/sessions").json()["results"]
 
-    first = Detection.objects.filter(session=looping).order_by("event_seq", "id").first()
     assert rows == [
         {
             "id": looping.pk,
             "title": "live Qwen1.5-1.8B-Chat",
             "model": "Qwen1.5-1.8B-Chat",
             "state": "stopped",
-            "events": 80,
+            "events": loop_stop.seq + 10,
             "last_event": "2026-11-22T12:00:10+00:00",
-            "first_detection": {"type": "block_cycle", "action": "stop", "message": first.message},
+            "first_detection": {key: loop_stop.detection[key] for key in ("type", "action", "message")},
         },
         {
             "id": quiet.pk,

@@ -31,26 +31,28 @@ def post(client, session, body) -> tuple[int, dict]:
     return response.status_code, response.json()
 
 
-def test_it_acknowledges_a_batch_and_answers_its_detections(live_session, producer, loop_events):
+def test_it_acknowledges_a_batch_and_answers_its_detections(live_session, producer, loop_events, loop_stop):
     client = producer.client()
+    cut, end = loop_stop.seq - 10, loop_stop.seq + 20
 
-    first = post(client, live_session, {"seq": 1, "events": loop_events[:40]})
-    again = post(client, live_session, {"seq": 1, "events": loop_events[:40]})
-    second = post(client, live_session, {"seq": 2, "events": loop_events[40:80]})
+    first = post(client, live_session, {"seq": 1, "events": loop_events[:cut]})
+    again = post(client, live_session, {"seq": 1, "events": loop_events[:cut]})
+    second = post(client, live_session, {"seq": 2, "events": loop_events[cut:end]})
 
     detection = live_detection_dict(Detection.objects.get(session=live_session))
     assert first == (200, {"ack": 1, "detections": [], "state": "live"})
     assert again == (200, {"ack": 1, "detections": [], "state": "live"})
     assert second == (200, {"ack": 2, "detections": [detection], "state": "stopped"})
-    assert (detection["event_seq"], detection["action"], detection["at"]) == (60, "stop", 236)
-    assert Event.objects.filter(session=live_session).count() == 80
+    assert detection == {"id": detection["id"], "profile": "default", **loop_stop.detection, "event_seq": loop_stop.seq}
+    assert Event.objects.filter(session=live_session).count() == end
 
 
-def test_batches_equal_one_stream_whatever_the_cut(live_session, producer, loop_events):
+def test_batches_equal_one_stream_whatever_the_cut(live_session, producer, loop_events, loop_stop):
     """Each batch unpickles the Monitor the last one stored, so detections
     do not depend on how the stream was cut into messages."""
     client = producer.client()
-    cuts = [0, 1, 7, 8, 59, 60, 61, 100, len(loop_events)]
+    stop = loop_stop.seq
+    cuts = [0, 1, 7, 8, stop - 1, stop, stop + 1, stop + 40, len(loop_events)]
     for seq, (start, end) in enumerate(zip(cuts, cuts[1:], strict=False), 1):
         assert post(client, live_session, {"seq": seq, "events": loop_events[start:end]})[0] == 200
 
@@ -64,16 +66,22 @@ def test_batches_equal_one_stream_whatever_the_cut(live_session, producer, loop_
     ] == expected
 
 
-def test_a_lost_monitor_is_rebuilt_from_the_stored_events(live_session, producer, loop_events):
+def test_a_lost_monitor_is_rebuilt_from_the_stored_events(live_session, producer, loop_events, loop_stop):
     client = producer.client()
-    post(client, live_session, {"seq": 1, "events": loop_events[:50]})
+    cut, end = loop_stop.seq - 10, loop_stop.seq + 10
+    post(client, live_session, {"seq": 1, "events": loop_events[:cut]})
     LiveStream.objects.filter(session=live_session).update(monitor=b"not a pickle")
 
-    status, answer = post(client, live_session, {"seq": 2, "events": loop_events[50:70]})
+    status, answer = post(client, live_session, {"seq": 2, "events": loop_events[cut:end]})
 
-    assert (status, answer["state"], [d["event_seq"] for d in answer["detections"]]) == (200, "stopped", [60])
+    assert (status, answer["state"], [d["event_seq"] for d in answer["detections"]]) == (
+        200,
+        "stopped",
+        [loop_stop.seq],
+    )
     monitor = pickle.loads(bytes(LiveStream.objects.get(session=live_session).monitor))
-    assert (monitor.ctx.events, monitor.ctx.offsets["content"], monitor.stopped) == (70, 276, True)
+    characters = sum(len(event["text"]) for event in loop_events[:end] if event["type"] == "content")
+    assert (monitor.ctx.events, monitor.ctx.offsets["content"], monitor.stopped) == (end, characters, True)
 
 
 @pytest.mark.parametrize(
@@ -122,16 +130,16 @@ def test_the_rest_api_state_follows_the_loop_signal(live_session, producer, loop
     step(1, [{"type": "turn", "t": 0}, {"type": "content", "text": "Working on it. ", "t": 0.5}])
     # 700 s of silence while working: the health detector's `stream_stalled`, a warn
     step(2, [{"type": "content", "text": "Still here. ", "t": 700.5}])
-    step(3, [{"type": "turn", "t": 701}, *loop_events[1:60]])
+    step(3, [{"type": "turn", "t": 701}, *loop_events[1:]])
 
     actions = list(Detection.objects.filter(session=live_session).values_list("type", "action"))
     assert actions == [("stream_stalled", "warn"), ("block_cycle", "stop")]
     assert state == ["live", "looping", "stopped"]
 
 
-def test_scan_exits_1_on_the_looping_session_exported_as_events(live_session, producer, loop_events):
+def test_scan_exits_1_on_the_looping_session_exported_as_events(live_session, producer, loop_events, loop_stop):
     client = producer.client()
-    post(client, live_session, {"seq": 1, "events": loop_events[:60]})
+    post(client, live_session, {"seq": 1, "events": loop_events[: loop_stop.seq]})
     exported = client.get(f"/api/sessions/{live_session.pk}/events").json()
     assert exported["next"] is None
     jsonl = "".join(json.dumps(event) + "\n" for event in exported["events"])

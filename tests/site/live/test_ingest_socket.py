@@ -7,7 +7,6 @@ from __future__ import annotations
 import pytest
 from asgiref.sync import async_to_sync
 
-from detector.monitor import Monitor
 from loopguard_site.replay.models import Detection
 from loopguard_site.transcripts.models import Event, Session
 from loopguard_site.transcripts.services import session_create_from_events
@@ -132,7 +131,9 @@ def test_it_answers_a_bad_message_with_an_error_and_stays_usable(live_services, 
     assert stored(live_session) == [(1, HELLO)]
 
 
-def test_it_pushes_the_stop_to_the_producer_the_moment_it_fires(live_services, live_session, producer, loop_events):
+def test_it_pushes_the_stop_to_the_producer_the_moment_it_fires(
+    live_services, live_session, producer, loop_events, loop_stop
+):
     async def scenario() -> list[tuple[int, dict]]:
         socket = ingest_socket(live_session, producer)
         await socket.connect(timeout=TIMEOUT)
@@ -150,25 +151,19 @@ def test_it_pushes_the_stop_to_the_producer_the_moment_it_fires(live_services, l
     answers = async_to_sync(scenario)()
 
     # exactly what the same events fed whole to a Monitor of the profile find
-    monitor = Monitor("default", model=live_session.model)
-    batch = [(n, d) for n, event in enumerate(loop_events, 1) for d in monitor.feed(event)]
-    seq, first = batch[0]
     row = Detection.objects.get(session=live_session)
-    expected = {"id": row.pk, "profile": "default", **first.to_dict(), "event_seq": seq}
-    assert answers == [(60, {"detection": expected})]
-    assert (first.detector, first.type, first.action, first.at, first.unit) == (
-        "text_loop", "block_cycle", "stop", 236, "4. Agile\n"
-    )  # fmt: skip
+    expected = {"id": row.pk, "profile": "default", **loop_stop.detection, "event_seq": loop_stop.seq}
+    assert answers == [(loop_stop.seq, {"detection": expected})]
     live_session.refresh_from_db()
-    assert (live_session.state, live_session.event_count) == ("stopped", 60)
+    assert (live_session.state, live_session.event_count) == ("stopped", loop_stop.seq)
 
 
-def test_it_repeats_the_stop_after_a_reconnect(live_services, live_session, producer, loop_events):
+def test_it_repeats_the_stop_after_a_reconnect(live_services, live_session, producer, loop_events, loop_stop):
     async def scenario() -> list[dict]:
         first = ingest_socket(live_session, producer)
         await first.connect(timeout=TIMEOUT)
         await first.receive_json_from(timeout=TIMEOUT)
-        await first.send_json_to({"seq": 1, "events": loop_events[:60]})
+        await first.send_json_to({"seq": 1, "events": loop_events[: loop_stop.seq]})
         await receive_all(first)
         await first.disconnect()
         second = ingest_socket(live_session, producer)

@@ -19,7 +19,9 @@ HOSTILE = {"type": "content", "text": "<img src=x onerror=\"document.title='pwne
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_banner_shows_the_loop_the_moment_it_is_caught(lab_server, browser, live_session, producer, loop_events):
+def test_the_banner_shows_the_loop_the_moment_it_is_caught(
+    lab_server, browser, live_session, producer, loop_events, loop_stop
+):
     browser_login(browser, lab_server, producer.user)
     browser.get(f"{lab_server}/live/{live_session.pk}")
     wait = WebDriverWait(browser, TIMEOUT)
@@ -30,7 +32,7 @@ def test_the_banner_shows_the_loop_the_moment_it_is_caught(lab_server, browser, 
     live_ingest(session_id=live_session.pk, seq=1, events=[HOSTILE])
     wait.until(expected_conditions.text_to_be_present_in_element((By.ID, "live-events"), "1"))
     assert not banner.is_displayed()
-    live_ingest(session_id=live_session.pk, seq=2, events=loop_events[:60])
+    live_ingest(session_id=live_session.pk, seq=2, events=loop_events[: loop_stop.seq])
     wait.until(expected_conditions.visibility_of(banner))
 
     detection = Detection.objects.get(session=live_session)
@@ -38,8 +40,8 @@ def test_the_banner_shows_the_loop_the_moment_it_is_caught(lab_server, browser, 
     assert browser.find_element(By.ID, "loop-banner-title").text == "Loop detected — stopped:"
     assert browser.find_element(By.ID, "loop-banner-message").text == detection.message
     assert browser.find_element(By.ID, "live-state").text == "stopped"
-    assert browser.find_element(By.ID, "live-events").text == "61"
-    pieces = [HOSTILE["text"]] + [event["text"] for event in loop_events[1:60]]
+    assert browser.find_element(By.ID, "live-events").text == str(1 + loop_stop.seq)
+    pieces = [HOSTILE["text"]] + [event["text"] for event in loop_events[1 : loop_stop.seq]]
     assert content.get_attribute("textContent") == pieces[0] + "turn 1" + "".join(pieces[1:])
     assert content.find_elements(By.TAG_NAME, "img") == []
     assert browser.title != "pwned"

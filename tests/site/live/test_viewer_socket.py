@@ -24,10 +24,11 @@ def numbered(events: list[dict], first: int = 1) -> list[dict]:
 
 
 def test_every_viewer_sees_events_detection_and_state_as_they_happen(
-    live_services, live_session, producer, outsider, loop_events
+    live_services, live_session, producer, outsider, loop_events, loop_stop
 ):
     assert isinstance(get_channel_layer(), RedisChannelLayer)
-    batches = [loop_events[:30], loop_events[30:60], loop_events[60:62]]
+    stop = loop_stop.seq
+    batches = [loop_events[: stop - 20], loop_events[stop - 20 : stop], loop_events[stop : stop + 2]]
 
     async def scenario() -> tuple:
         viewers = [viewer_socket(live_session, producer), viewer_socket(live_session, outsider)]
@@ -53,17 +54,20 @@ def test_every_viewer_sees_events_detection_and_state_as_they_happen(
     assert snapshots == [[{"state": "live"}], [{"state": "live"}]]
     expected = [
         {"events": numbered(batches[0])},
-        {"events": numbered(batches[1], 31)},
+        {"events": numbered(batches[1], stop - 19)},
         {"detection": detection},
         {"state": "stopped"},
-        {"events": numbered(batches[2], 61)},
+        {"events": numbered(batches[2], stop + 1)},
     ]
     assert seen == [expected, expected]
-    assert (detection["event_seq"], detection["action"]) == (60, "stop")
+    assert detection == {"id": detection["id"], "profile": "default", **loop_stop.detection, "event_seq": stop}
 
 
-def test_a_viewer_joining_late_gets_the_stored_session_first(live_services, live_session, producer, loop_events):
-    live_ingest(session_id=live_session.pk, seq=1, events=loop_events[:70])
+def test_a_viewer_joining_late_gets_the_stored_session_first(
+    live_services, live_session, producer, loop_events, loop_stop
+):
+    events = loop_events[: loop_stop.seq + 10]
+    live_ingest(session_id=live_session.pk, seq=1, events=events)
 
     async def scenario() -> list[dict]:
         viewer = viewer_socket(live_session, producer)
@@ -75,7 +79,7 @@ def test_a_viewer_joining_late_gets_the_stored_session_first(live_services, live
     detection = live_detection_dict(Detection.objects.get(session=live_session))
     assert async_to_sync(scenario)() == [
         {"state": "stopped"},
-        {"events": numbered(loop_events[:70])},
+        {"events": numbered(events)},
         {"detection": detection},
     ]
 
