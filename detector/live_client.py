@@ -96,7 +96,7 @@ class LiveSession:
         self.pending: dict[int, list[dict]] = {}  # sent, not yet acknowledged, in seq order
         self.detections: list[dict] = []
         self.stop: dict | None = None  # the first stop-level detection
-        self.state: str | None = None
+        self.state: str | None = None  # as the lab last said: every HTTP answer; the socket only at close
         self.resumes: list[int] = []  # the `resume` of each socket connection, in order
         self._detection_ids: set[int] = set()
         self._socket = None
@@ -117,6 +117,8 @@ class LiveSession:
         if not events:
             return self.poll()
         before = len(self.detections)
+        if self.transport == "ws" and not self.resumes:
+            self._on_socket(lambda: None)  # learn where the lab stands before numbering the first message
         self.seq += 1
         self.pending[self.seq] = events
         if self.transport == "http":
@@ -293,9 +295,10 @@ class LiveSession:
 
         scheme, _, rest = self.url.partition("://")
         url = f"{'wss' if scheme == 'https' else 'ws'}://{rest}/ws/ingest/{self.session_id}"
+        # entered as a context manager: websockets 17 deprecates a bare connect(), 18 will need it
         self._socket = connect(
             url, additional_headers={"Authorization": f"Bearer {self.token}"}, open_timeout=self.timeout
-        )
+        ).__enter__()
         first = self._receive(self.timeout)
         if not isinstance(first, dict) or not isinstance(first.get("resume"), int):
             raise LiveSessionError(f"the lab's first message was {first!r}, not {{'resume': N}}")
@@ -323,7 +326,7 @@ class LiveSession:
             self._sent_upto = seq
         if wait:
             self._read_all(wait=False)
-            while len(self.pending) >= self.window and self.stop is None:
+            while len(self.pending) >= self.window:
                 self._handle(self._receive(self.timeout))
 
     def _read_all(self, *, wait: bool) -> None:

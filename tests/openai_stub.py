@@ -1,6 +1,8 @@
 """Real model outputs as OpenAI streams, and a stub upstream that serves them.
 
-`openai_chunks(row)` cuts a corpus row (../shared/corpus) into the
+`row_events(row)` is a corpus row as LoopGuard events, `reference_stop`
+where a plain Monitor stops them (the expected cut, whatever the detectors'
+tuning of the day). `openai_chunks(row)` cuts a corpus row (../shared/corpus) into the
 `chat.completion.chunk` records an OpenAI-compatible server would stream:
 a role chunk, 4-character deltas, a finish chunk. `StubUpstream` is an
 OpenAI-compatible server on 127.0.0.1 (http.server in a thread) that
@@ -17,6 +19,7 @@ import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from detector.monitor import Monitor
 from tests.shared_paths import shared_path
 
 DELTA_SIZE = 4
@@ -26,6 +29,27 @@ SEND_BUFFER = 4096  # bytes the stub's socket may hold: a client that stops read
 def corpus_row(row_id: str) -> dict:
     with shared_path("corpus", "real_small.jsonl").open(encoding="utf-8") as rows:
         return next(row for row in map(json.loads, rows) if row["id"] == row_id)
+
+
+def row_events(row: dict, size: int = DELTA_SIZE) -> list[dict]:
+    """The row as a producer streams it: a turn, then `size`-character deltas
+    (event k >= 1 is the text of chunk k of `openai_chunks`)."""
+    text = row["text"]
+    return [
+        {"type": "turn"},
+        *({"type": row["channel"], "text": text[i : i + size]} for i in range(0, len(text), size)),
+    ]
+
+
+def reference_stop(events: list[dict], profile: str = "default") -> tuple[int, dict]:
+    """Where a plain Monitor of `profile` stops `events`: the index of the
+    event that fired the first stop-level detection, and that detection."""
+    monitor = Monitor(profile)
+    for index, event in enumerate(events):
+        for detection in monitor.feed(event):
+            if detection.action == "stop":
+                return index, detection.to_dict()
+    raise AssertionError(f"the {profile} profile does not stop these {len(events)} events")
 
 
 def chunk(row: dict, delta: dict, finish: str | None = None) -> dict:

@@ -15,27 +15,23 @@ from detector.importers import parse_path
 from detector.loop_signal import LoopDetected
 from detector.monitor import Monitor
 from detector.stream_guard import guard_anthropic_stream, guard_openai_stream
-from tests.openai_stub import StubUpstream, corpus_row, openai_chunks
+from tests.openai_stub import StubUpstream, corpus_row, openai_chunks, reference_stop, row_events
 from tests.shared_paths import shared_path
 
 OPENAI_SAMPLE = shared_path("formats", "openai_stream", "vercel__ai__deepseek-tool-call.chunks.txt")
 ANTHROPIC_SAMPLE = shared_path("formats", "anthropic_stream", "vercel__ai__anthropic-clear-thinking.1.chunks.txt")
 LOOP_ROW = "ae-qwen15-1.8b-agile-numbered"  # "4. Agile\n5. Agile\n...", Qwen1.5-1.8B-Chat
 NORMAL_ROW = "ae-gpt4turbo-sudoku-grids"  # repeated grid lines, not a loop
-LOOP_STOP = {
-    "detector": "text_loop",
-    "type": "block_cycle",
-    "channel": "content",
-    "start": 42,
-    "end": 236,
-    "at": 236,
-    "unit": "4. Agile\n",
-    "period": 9,
-    "repeats": 20,
-    "action": "stop",
-    "message": "the same 9-character passage (part) repeated 20 times since offset 42",
-    "turn": 1,
-}
+
+
+@pytest.fixture(scope="module")
+def loop() -> tuple[dict, int, dict]:
+    """The looping row, the index of the event (= chunk) the default profile
+    stops it at, and that detection."""
+    row = corpus_row(LOOP_ROW)
+    index, detection = reference_stop(row_events(row))
+    assert (detection["detector"], detection["channel"], detection["at"]) == ("text_loop", "content", 4 * index)
+    return row, index, detection
 
 
 class RecordingMonitor(Monitor):
@@ -90,8 +86,8 @@ def test_recorded_streams_pass_through_unchanged_and_give_the_importers_events(g
     assert upstream.closed == 0
 
 
-def test_a_looping_openai_stream_raises_right_after_the_chunk_that_completes_the_loop():
-    row = corpus_row(LOOP_ROW)
+def test_a_looping_openai_stream_raises_right_after_the_chunk_that_completes_the_loop(loop):
+    row, index, stop = loop
     chunks = [ChatCompletionChunk.model_validate(c) for c in openai_chunks(row)]
     upstream = Upstream(chunks)
     guarded = guard_openai_stream(upstream)
@@ -101,22 +97,22 @@ def test_a_looping_openai_stream_raises_right_after_the_chunk_that_completes_the
         for item in guarded:
             received.append(item)
 
-    # chunk 0 holds the role, chunk k the k-th 4-character delta: delta 59 ends at offset 236
-    assert len(received) == 60 and received == chunks[:60]
-    assert content_of(received) == row["text"][:236]
-    assert caught.value.detection == LOOP_STOP
+    # chunk 0 holds the role (a turn event), chunk k the k-th 4-character delta (event k)
+    assert received == chunks[: index + 1]
+    assert content_of(received) == row["text"][: stop["at"]]
+    assert caught.value.detection == stop
     assert (caught.value.detector, caught.value.type, caught.value.action, caught.value.origin) == (
         "text_loop",
-        "block_cycle",
+        stop["type"],
         "stop",
         "local",
     )
-    assert str(caught.value) == f"text_loop (stop): {LOOP_STOP['message']}"
-    assert (upstream.pulled, upstream.closed) == (60, 1)
-    assert guarded.detections == [LOOP_STOP]
+    assert str(caught.value) == f"text_loop (stop): {stop['message']}"
+    assert (upstream.pulled, upstream.closed) == (index + 1, 1)
+    assert guarded.detections[-1] == stop and all(d["action"] != "stop" for d in guarded.detections[:-1])
     with pytest.raises(LoopDetected):  # the signal stays: a caller that pulls again is told again
         next(guarded)
-    assert upstream.pulled == 60
+    assert upstream.pulled == index + 1
 
 
 def test_a_normal_row_streams_through_with_no_detection():
@@ -132,19 +128,19 @@ def test_a_normal_row_streams_through_with_no_detection():
     assert guarded.monitor.profile.name == "preview"  # chosen by the stream's model, gpt4_1106_preview
 
 
-def test_the_actions_that_stop_are_configurable():
-    row = corpus_row(LOOP_ROW)
+def test_the_actions_that_stop_are_configurable(loop):
+    row, _, stop = loop
     chunks = openai_chunks(row)
     guarded = guard_openai_stream(Upstream(chunks), monitor=Monitor("default"), stop_actions=("force_text",))
 
     passed = list(guarded)
 
     assert len(passed) == len(chunks)
-    assert guarded.detections[0] == LOOP_STOP  # seen, but `stop` is not among the actions that raise
+    assert stop in guarded.detections  # seen, but `stop` is not among the actions that raise
 
 
-def test_a_real_openai_client_stream_is_closed_when_the_loop_is_caught():
-    row = corpus_row(LOOP_ROW)
+def test_a_real_openai_client_stream_is_closed_when_the_loop_is_caught(loop):
+    row, _, stop = loop
     with StubUpstream(row) as stub:
         client = OpenAI(base_url=stub.url, api_key="sk-upstream", max_retries=0)
         stream = client.chat.completions.create(
@@ -156,8 +152,8 @@ def test_a_real_openai_client_stream_is_closed_when_the_loop_is_caught():
                 received.append(item)
         assert stub.done.wait(timeout=30)
 
-    assert content_of(received) == row["text"][:236]
-    assert caught.value.detection == LOOP_STOP
+    assert content_of(received) == row["text"][: stop["at"]]
+    assert caught.value.detection == stop
     assert stream.response.is_closed
     assert stub.hung_up and stub.sent < len(stub.chunks)
 
