@@ -9,6 +9,7 @@ from django.test import Client
 from loopguard_site.accounts.services import api_token_create
 from loopguard_site.replay.services import replay_session
 from loopguard_site.transcripts.models import Session
+from tests.browser import chromium_driver, daphne_live_server  # noqa: F401 (fixtures for the browser tests)
 from tests.site.replay.conftest import store_demo
 
 TOOLS_LOOP = "loop-tools-readmediafile.jsonl"
