@@ -29,6 +29,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from detector.detection import Checkpoint
 from detector.detection import Detection as Found
 from detector.monitor import Monitor
 from loopguard_site.replay.models import CheckpointEvaluation, Detection
@@ -109,6 +110,12 @@ def _state_after(session: Session, monitor: Monitor, fired: bool) -> str:
     return Session.State.LIVE
 
 
+def _checkpoint_fields(checkpoint: Checkpoint) -> dict:
+    fields = asdict(checkpoint)
+    fields["check_name"] = fields.pop("check")  # renamed in the model: Model.check() is Django's
+    return fields
+
+
 def live_ingest(*, session_id: int, seq: int, events: list[dict], close: bool = False) -> IngestResult:
     """Store one producer message (already checked by `protocol.parse_message`),
     detect, and answer what to acknowledge. `ProtocolError` for a gap in the
@@ -135,19 +142,7 @@ def live_ingest(*, session_id: int, seq: int, events: list[dict], close: bool = 
             Detection(session=session, profile=session.profile, event_seq=number, **asdict(d)) for number, d in found
         )
         CheckpointEvaluation.objects.bulk_create(
-            CheckpointEvaluation(
-                session=session,
-                profile=session.profile,
-                event_seq=number,
-                detector=c.detector,
-                channel=c.channel,
-                checkpoint=c.checkpoint,
-                start=c.start,
-                end=c.end,
-                check_name=c.check,
-                result=c.result,
-                turn=c.turn,
-            )
+            CheckpointEvaluation(session=session, profile=session.profile, event_seq=number, **_checkpoint_fields(c))
             for number, c in checkpoints
         )
         old_state = session.state

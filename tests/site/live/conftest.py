@@ -5,26 +5,19 @@ into 4-character deltas, and helpers that drive the real ASGI application."""
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
-import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 from channels.testing import WebsocketCommunicator
-from django.conf import settings
 from django.test import Client
-from selenium import webdriver
 
 from detector.monitor import Monitor
 from loopguard_site.accounts.services import api_token_create
 from loopguard_site.asgi import application
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.services import session_create_live
-from tests.shared_paths import REPO_ROOT, shared_path
+from tests.browser import chromium_driver, daphne_live_server  # noqa: F401 (fixtures)
+from tests.shared_paths import shared_path
 
 TIMEOUT = 10  # seconds a socket may take to answer before the test fails
 LOOP_ROW = "ae-qwen15-1.8b-agile-numbered"  # "4. Agile\n5. Agile\n...", Qwen1.5-1.8B-Chat
@@ -111,61 +104,3 @@ async def receive_all(socket: WebsocketCommunicator) -> list[dict]:
     while not await socket.receive_nothing(timeout=0.2):
         messages.append(await socket.receive_json_from(timeout=TIMEOUT))
     return messages
-
-
-@pytest.fixture
-def lab_server(live_services, tmp_path) -> Iterator[str]:
-    """The real ASGI application served by a Daphne process on the test
-    database and Redis; its base URL. The test needs
-    `django_db(transaction=True)` so the server sees its rows. The socket is
-    bound here and handed over (`--fd`): connections made before Daphne is
-    up wait in the backlog, so nothing waits for the server to start."""
-    from django.db import connection
-
-    from tests.conftest import database_url
-
-    listener = socket.create_server(("127.0.0.1", 0))
-    env = {
-        **os.environ,
-        "DATABASE_URL": database_url(connection.settings_dict),
-        "REDIS_URL": settings.REDIS_URL,
-        "LOOPGUARD_DATA_DIR": str(tmp_path),
-        "SECRET_KEY": settings.SECRET_KEY,  # the login cookie the test makes must be valid there
-    }
-    log = (tmp_path / "daphne.log").open("w")
-    server = subprocess.Popen(
-        [str(Path(sys.executable).with_name("daphne")), "--fd", str(listener.fileno()),
-         "loopguard_site.asgi:application"],
-        cwd=REPO_ROOT, env=env, pass_fds=[listener.fileno()], stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-        listener.close()
-        log.close()
-
-
-@pytest.fixture
-def browser() -> Iterator[webdriver.Chrome]:
-    """Headless Chromium (Debian's chromium and chromium-driver)."""
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/bin/chromium"
-    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,1000"):
-        options.add_argument(argument)
-    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService("/usr/bin/chromedriver"))
-    try:
-        yield driver
-    finally:
-        driver.quit()
-
-
-def browser_login(browser: webdriver.Chrome, base_url: str, user) -> None:
-    """Sign the browser in as `user` with a login session cookie."""
-    client = Client()
-    client.force_login(user)
-    browser.get(f"{base_url}/static/css/live.css")  # a cookie needs a page of its domain
-    browser.add_cookie(
-        {"name": settings.SESSION_COOKIE_NAME, "value": client.cookies[settings.SESSION_COOKIE_NAME].value}
-    )

@@ -12,19 +12,20 @@ from selenium.webdriver.support.wait import WebDriverWait
 
 from loopguard_site.live.services import live_ingest
 from loopguard_site.replay.models import Detection
-
-from .conftest import TIMEOUT, browser_login
+from tests.browser import WAIT_SECONDS, login
 
 HOSTILE = {"type": "content", "text": "<img src=x onerror=\"document.title='pwned'\">"}
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("live_services")
 def test_the_banner_shows_the_loop_the_moment_it_is_caught(
-    lab_server, browser, live_session, producer, loop_events, loop_stop
+    daphne_live_server, chromium_driver, live_session, producer, loop_events, loop_stop
 ):
-    browser_login(browser, lab_server, producer.user)
-    browser.get(f"{lab_server}/live/{live_session.pk}")
-    wait = WebDriverWait(browser, TIMEOUT)
+    browser = chromium_driver
+    login(browser, daphne_live_server.url, producer.user)
+    browser.get(f"{daphne_live_server.url}/live/{live_session.pk}")
+    wait = WebDriverWait(browser, WAIT_SECONDS)
     wait.until(expected_conditions.text_to_be_present_in_element((By.ID, "live-status"), "following live"))
     banner = browser.find_element(By.ID, "loop-banner")
     assert not banner.is_displayed()
