@@ -1,14 +1,21 @@
 from django.contrib import admin
 
-from .models import Event, RawUpload, Session
+from .models import Event, RawUpload, Session, Tag
 
 
 @admin.register(Session)
 class SessionAdmin(admin.ModelAdmin):
     list_display = ("title", "model", "source_format", "event_count", "state", "created")
-    list_filter = ("state", "source_format")
-    search_fields = ("title", "model")
+    list_filter = ("state", "source_format", "tags")
+    search_fields = ("title", "model", "tags__name")
     raw_id_fields = ("uploader",)
+    filter_horizontal = ("tags",)
+
+
+@admin.register(Tag)
+class TagAdmin(admin.ModelAdmin):
+    list_display = ("name",)
+    search_fields = ("name",)
 
 
 @admin.register(Event)
