@@ -107,8 +107,11 @@ class ShortUnitFinder:
             p = size - KEY_CHARS - found
             if p > self.params.unit_max_chars:
                 return None
-            need = self._required_chars(window[-p:])
-            if need <= size and window[size - need + p :] == window[size - need : size - p]:
+            unit = window[-p:]
+            # A unit that is itself a repeat ("ZZ") belongs to its smaller period.
+            primitive = (unit + unit).find(unit, 1) == p
+            need = self._required_chars(unit)
+            if primitive and need <= size and window[size - need + p :] == window[size - need : size - p]:
                 return self._region(window, position, p)
             end = found + KEY_CHARS - 1
 

@@ -226,15 +226,19 @@ class BlockCycleFinder:
             needed = max(p * min_copies, -(-region_chars * p // max(span, 1)))
             if length < needed:
                 continue
-            texts = [block.body for block in blocks[-needed:]]
-            if any(texts[j] != texts[j - p] for j in range(p, needed)):
-                # Copies differ in their numbers: a counter, weaker evidence than
-                # an exact copy; the numbers must step evenly from copy to copy.
-                needed = max(needed, p * params.counter_min_copies)
-                if length < needed or needed > len(blocks) or not _numbers_step_evenly(blocks[-needed:], p):
-                    continue
-                return self._region(blocks[-needed:], p, at, "counter_cycle")
-            return self._region(blocks[-needed:], p, at, "block_cycle")
+            run = blocks[-min(length, len(blocks)) :]  # the whole run, as far as the ring reaches
+            exact = needed
+            while exact < len(run) and run[-exact - 1].body == run[-exact - 1 + p].body:
+                exact += 1
+            if all(run[-j].body == run[-j + p].body for j in range(p + 1, needed + 1)):
+                return self._region(run[-exact:], p, at, "block_cycle")
+            # Copies differ in their numbers: a counter, weaker evidence than an
+            # exact copy; the numbers must step evenly from copy to copy.
+            needed = max(needed, p * params.counter_min_copies)
+            if length < needed or needed > len(blocks) or not _numbers_step_evenly(blocks[-needed:], p):
+                continue
+            counted = run if _numbers_step_evenly(run, p) else blocks[-needed:]
+            return self._region(counted, p, at, "counter_cycle")
         return None
 
     def _region(self, blocks: list[Block], p: int, at: int, kind: str) -> RepeatedRegion:

@@ -1,0 +1,342 @@
+"""The default profile's text-loop detector (`detector.text_loop`): exact
+detections on loop shapes, silence on legitimate repetition, thresholds,
+one report per loop, turns, bounded state.
+
+Real text comes from ../shared/corpus/real_small.jsonl, read by row id.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import replace
+
+import pytest
+
+from detector import Monitor
+from detector.config import Profile, get_profile
+from detector.params import param_specs
+from detector.text_loop import TextLoopDetector, TextLoopParams
+from tests.shared_paths import shared_path
+
+DEFAULT_TEXT_LOOP = get_profile("default").detectors["text_loop"]
+
+
+def _rows() -> dict[str, dict]:
+    with shared_path("corpus", "real_small.jsonl").open(encoding="utf-8") as corpus:
+        rows = [json.loads(line) for line in corpus]
+    return {row["id"]: row for row in rows}
+
+
+ROWS = _rows()
+
+
+def detect(text: str, channel: str = "content", chunk: int = 4, params: TextLoopParams = DEFAULT_TEXT_LOOP) -> list:
+    """The text_loop detections on `text`, fed in `chunk`-character deltas
+    after a turn and followed by a finish."""
+    monitor = Monitor(Profile("text_loop_only", {"text_loop": params}))
+    found = monitor.feed({"type": "turn"})
+    for i in range(0, len(text), chunk):
+        found += monitor.feed({"type": channel, "text": text[i : i + chunk]})
+    found += monitor.feed({"type": "finish"})
+    return found
+
+
+def summary(detection) -> tuple:
+    return (detection.type, detection.start, detection.end, detection.at, detection.period, detection.repeats)
+
+
+# (name, text, expected (type, start, end, at, period, repeats), expected unit)
+LOOP_SHAPES = [
+    ("chinese short unit", "我需要" + "思考" * 40, ("short_unit", 3, 64, 64, 2, 30), "思考"),
+    ("hahaha", "He laughed: " + "ha" * 50, ("short_unit", 12, 64, 64, 2, 26), "ha"),
+    # 30 copies of a 2-character unit in a 60-character stream: found at the finish.
+    ("2-character word with comma", "对，" * 30, ("short_unit", 0, 60, 60, 2, 30), "对，"),
+    (
+        "sentence without newline",
+        "Let me think. " + "I need to analyze this problem. " * 10,
+        ("short_unit", 12, 160, 160, 32, 4),
+        ". I need to analyze this problem",
+    ),
+    (
+        "chinese sentences (seed 000 type 1)",
+        "好的。" + "今天天气真好。我们出去玩吧！" * 8,
+        ("short_unit", 3, 64, 64, 14, 4),
+        "今天天气真好。我们出去玩吧！",
+    ),
+    (
+        "numbered list, numbers climbing (seed 000 type 2)",
+        "".join(f"{i}. {'分析需求' if i % 2 else '设计方案'}\n" for i in range(1, 31)),
+        ("block_cycle", 0, 153, 153, 16, 9),
+        "1. 分析需求\n2. 设计方案\n",
+    ),
+    (
+        "numbered english list",
+        "Plan:\n"
+        + "".join(f"{i}. {'Analyze the requirements' if i % 2 else 'Design the solution'}\n" for i in range(1, 31)),
+        ("block_cycle", 6, 187, 187, 51, 3),
+        "1. Analyze the requirements\n2. Design the solution\n",
+    ),
+    (
+        "Episode N counter",
+        "".join(f"Episode {i}: The Rings of Power. " for i in range(1, 30)),
+        ("counter_cycle", 0, 165, 166, 31, 5),
+        "Episode 1: The Rings of Power. ",
+    ),
+    (
+        "columnN counter",
+        "SELECT " + "".join(f"column{i}, " for i in range(1, 60)),
+        ("counter_cycle", 16, 167, 168, 9, 16),
+        "column2, ",
+    ),
+    (
+        "n-ball counter, two numbers stepping together",
+        "".join(f"In {i}-ball, the player must sink the {i}-ball last.\n" for i in range(8, 20)),
+        ("counter_cycle", 0, 250, 251, 49, 5),
+        "In 8-ball, the player must sink the 8-ball last.\n",
+    ),
+    (
+        "bullet pair",
+        "Ideas:\n" + "* The nuclear fusion submarine carrier\n* The nuclear fusion aircraft carrier\n" * 5,
+        ("block_cycle", 7, 200, 200, 77, 2),
+        "* The nuclear fusion submarine carrier\n* The nuclear fusion aircraft carrier\n",
+    ),
+    (
+        "table row",
+        "| Topic | Count |\n|---|---|\n" + "| Merchant Navy Careers in Transportation | 1 |\n" * 8,
+        ("block_cycle", 28, 220, 220, 48, 4),
+        "| Merchant Navy Careers in Transportation | 1 |\n",
+    ),
+    (
+        "code line",
+        "function f() {\n" + "  retry(fetchConfig(url, { timeout: 5000, retries: 3 }));\n" * 6,
+        ("block_cycle", 17, 246, 247, 58, 4),
+        "retry(fetchConfig(url, { timeout: 5000, retries: 3 }));\n  ",
+    ),
+    (
+        "yaml step",
+        "steps:\n" + "  - name: Deploy\n    uses: actions/deploy@v1\n    with:\n      host: ${{ secrets.HOST }}\n" * 4,
+        ("block_cycle", 9, 181, 181, 87, 2),
+        "- name: Deploy\n    uses: actions/deploy@v1\n    with:\n      host: ${{ secrets.HOST }}\n  ",
+    ),
+    (
+        "paragraph",
+        "Intro.\n\n"
+        + (
+            "Alternatively, maybe the man can use the dragon to his advantage. If he goes into the dragon room,"
+            " he can defeat the dragon, but that is not escaping the room.\n\n"
+        )
+        * 3,
+        ("block_cycle", 8, 328, 329, 161, 2),
+        "Alternatively, maybe the man can use the dragon to his advantage. If he goes into the dragon room,"
+        " he can defeat the dragon, but that is not escaping the room.\n\n",
+    ),
+    ("padding of one character", "Result:\n" + "-" * 300, ("short_unit", 8, 128, 128, 1, 120), "-"),
+]
+
+
+@pytest.mark.parametrize(("name", "text", "expected", "unit"), LOOP_SHAPES, ids=[case[0] for case in LOOP_SHAPES])
+def test_each_loop_shape_is_found_once_with_its_region(name, text, expected, unit):
+    (found,) = detect(text)
+    assert found.detector == "text_loop"
+    assert found.channel == "content"
+    assert summary(found) == expected
+    assert found.unit == unit
+    assert text[found.start : found.start + found.period] == unit
+    assert found.action == "stop"
+
+
+def test_a_detection_explains_itself():
+    (found,) = detect("我需要" + "思考" * 40)
+    assert found.message == "the same 2-character phrase repeated 30 times since offset 3"
+    (found,) = detect("".join(f"Episode {i}: The Rings of Power. " for i in range(1, 30)))
+    assert found.message == (
+        "the same 31-character passage (2 parts), only its numbers counting up, repeated 5 times since offset 0"
+    )
+
+
+# Real loops (content and reasoning): the detector reports the labelled unit
+# from the labelled start, shortly after the loop began.
+REAL_LOOPS_FROM_LABEL = [
+    ("ae-qwen14b-zh-word", "short_unit", 4, 42),
+    ("ae-qwen15-72b-zh-phrase", "short_unit", 5, 46),
+    ("gh-llamafactory-5026-dui", "short_unit", 2, 60),
+    ("gh-qwen3omni-4-zh-think-b-run", "short_unit", 2, 52),
+    ("gh-vscode-280585-gemini3-narration", "block_cycle", 67, 179),
+    ("ae-ghost7b-bullet-pair", "block_cycle", 77, 193),
+    ("ae-qwen15-1.8b-table-row", "block_cycle", 83, 332),
+    ("ae-phi2-cat-sentences", "block_cycle", 83, 166),
+    ("tli-r1qwen1.5b-para-pair-loop", "block_cycle", 428, 855),
+    ("gh-vllm-25977-qwen3-boxed", "block_cycle", 135, 269),
+    ("ae-guanaco13b-n-ball", "counter_cycle", 132, 659),
+]
+
+
+@pytest.mark.parametrize(("row_id", "kind", "period", "delay"), REAL_LOOPS_FROM_LABEL)
+def test_real_loops_are_found_from_their_labelled_start(row_id, kind, period, delay):
+    row = ROWS[row_id]
+    first = detect(row["text"], channel=row["channel"])[0]
+    assert (first.type, first.start, first.period, first.unit) == (kind, row["loop_start"], period, row["loop_unit"])
+    assert first.at - row["loop_start"] == delay
+
+
+@pytest.mark.parametrize(
+    ("row_id", "expected"),
+    [
+        # The periodic run reaches back a character or two before the labelled
+        # start (" I know, I know", "|\n|         |"): the unit is a rotation.
+        ("ae-xwinlm7b-i-know", ("short_unit", 80, 128, 128, 8, 6)),
+        ("ae-llama31-8b-one-by", ("short_unit", 2305, 2368, 2368, 7, 9)),
+        ("ae-chatglm2-ascii-wall", ("short_unit", 94, 224, 224, 12, 10)),
+        ("tli-r1llama8b-comma-000", ("short_unit", 858, 992, 992, 4, 33)),
+        ("gh-localai-969-mpt7b-greeting", ("block_cycle", 110, 301, 302, 48, 4)),
+        # Counted copies start where the blocks first agree: after '"Episode 1:' and 'SELECT column1,'.
+        ("ae-internlm2-episode-n", ("counter_cycle", 12, 186, 187, 31, 5)),
+        ("ae-phi2-columnN", ("counter_cycle", 16, 167, 168, 9, 16)),
+        # Two workflow steps already repeated before the labelled one-step loop.
+        ("ae-llama31-8b-yaml-step", ("block_cycle", 2510, 3304, 3305, 401, 2)),
+    ],
+)
+def test_real_loops_found_with_a_shifted_start(row_id, expected):
+    row = ROWS[row_id]
+    first = detect(row["text"], channel=row["channel"])[0]
+    assert summary(first) == expected
+    assert row["text"][first.start : first.start + first.period] == first.unit
+
+
+def _normal_text_rows() -> list[str]:
+    return [row_id for row_id, row in ROWS.items() if row["label"] == "normal" and row["channel"] != "tool_calls"]
+
+
+@pytest.mark.parametrize("row_id", _normal_text_rows())
+def test_real_normal_outputs_stay_quiet(row_id):
+    """Markdown tables, code, Sudoku grids, YAML, repeated headings, "Wait,"
+    restarts, documents: every normal text row of the corpus."""
+    row = ROWS[row_id]
+    assert detect(row["text"], channel=row["channel"]) == []
+
+
+LEGITIMATE = [
+    ("ascii box", "+" + "-" * 40 + "+\n" + ("|" + " " * 40 + "|\n") * 12 + "+" + "-" * 40 + "+\n"),
+    ("ascii border line", "=" * 100 + "\nTitle\n" + "=" * 100 + "\n"),
+    ("markdown table with equal rows", "| Feature | A | B |\n|---|---|---|\n" + "| Support | ✓ | ✓ |\n" * 3),
+    ("code with a repeated line", "def f():\n" + "    print('-' * 40)\n" * 4 + "    return 1\n"),
+    ("code line said three times", "  retry(fetchConfig(url, { timeout: 5000, retries: 3 }));\n" * 3 + "}\n"),
+    ("wait self-checks", "Wait, let me check. 3 + 4 = 7. Wait, is that right? Yes. Wait, what about 5? 5 + 2 = 7.\n"),
+    ("enumeration of numbers", ", ".join(str(i) for i in range(1, 120)) + "\n"),
+    ("multiplication table", "".join(f"56 x {i} = {56 * i}\n\n" for i in range(1, 13))),
+    ("zero array", "matrix = [" + ", ".join(["0"] * 40) + "]\n"),
+    (
+        "repeated headings",
+        "".join(f"## Example\n\nThis is example number {w}.\n\n" for w in ["one", "two", "three", "four", "five"]),
+    ),
+    (
+        "template placeholders",
+        "".join(f"- **[Feature {i}]:** [Brief description of the feature]\n" for i in range(1, 5)),
+    ),
+    ("laughter", "哈哈哈，太好笑了。hahaha, that is funny!"),
+    ("one by one", "Check the files one by one by one, then stop."),
+    ("wait twice", "Wait, Wait, I see."),
+]
+
+
+@pytest.mark.parametrize(("name", "text"), LEGITIMATE, ids=[case[0] for case in LEGITIMATE])
+def test_legitimate_repetition_stays_quiet(name, text):
+    assert detect(text) == []
+
+
+# Thresholds: "思考" (2 letters a copy) needs 20 copies (40 characters, 20
+# letters); a sentence of 80 characters or more needs 2 copies, 160 in all.
+@pytest.mark.parametrize(
+    ("text", "fires"),
+    [
+        ("思考" * 20, True),
+        ("思考" * 19, False),
+        ("ab" * 20, True),
+        ("ab" * 19, False),
+        ("-" * 120, True),
+        ("-" * 119, False),
+        ("Z" * 119 + "! ", False),
+        ("This sentence is exactly eighty characters long, counting every space in it ok. " * 2, True),
+        ("This sentence is just under eighty characters, counting each space it holds. " * 2, False),
+    ],
+)
+def test_thresholds(text, fires):
+    assert bool(detect(text)) is fires
+
+
+def test_one_report_per_loop_and_a_new_loop_fires_again():
+    text = "思考" * 100 + "Now something else entirely, then. " + "hello " * 30
+    found = detect(text)
+    assert [(d.type, d.start, d.unit) for d in found] == [("short_unit", 0, "思考"), ("short_unit", 234, " hello")]
+
+
+def test_both_channels_are_watched_and_positions_continue_across_turns():
+    monitor = Monitor(Profile("text_loop_only", {"text_loop": DEFAULT_TEXT_LOOP}))
+    found = monitor.feed({"type": "turn"})
+    found += monitor.feed({"type": "reasoning", "text": "Hmm. " + "思考" * 30})
+    found += monitor.feed({"type": "turn"})
+    found += monitor.feed({"type": "content", "text": "ok " * 40})
+    assert [(d.channel, d.type, d.start, d.unit, d.turn) for d in found] == [
+        ("reasoning", "short_unit", 5, "思考", 1),
+        ("content", "short_unit", 0, "ok ", 2),
+    ]
+
+
+def test_a_loop_does_not_span_a_turn():
+    """Each turn holds 15 copies of a 2-character unit: under the 20 needed."""
+    monitor = Monitor(Profile("text_loop_only", {"text_loop": DEFAULT_TEXT_LOOP}))
+    found = []
+    for _ in range(4):
+        found += monitor.feed({"type": "turn"})
+        found += monitor.feed({"type": "content", "text": "思考" * 15})
+    assert found == []
+
+
+@pytest.mark.parametrize(("name", "text", "expected", "unit"), LOOP_SHAPES, ids=[case[0] for case in LOOP_SHAPES])
+def test_split_invariance(name, text, expected, unit):
+    whole = detect(text, chunk=len(text))
+    assert detect(text, chunk=1) == whole
+    rng = random.Random(name)
+    monitor = Monitor(Profile("text_loop_only", {"text_loop": DEFAULT_TEXT_LOOP}))
+    found, i = monitor.feed({"type": "turn"}), 0
+    while i < len(text):
+        step = rng.randint(1, 40)
+        found += monitor.feed({"type": "content", "text": text[i : i + step]})
+        i += step
+    found += monitor.feed({"type": "finish"})
+    assert found == whole
+
+
+def test_state_stays_bounded_on_a_long_stream():
+    detector = TextLoopDetector()
+    monitor = Monitor(Profile("text_loop_only", {"text_loop": DEFAULT_TEXT_LOOP}))
+    monitor.detectors = [detector]
+    text = ROWS["doc-alpaca-eval-readme"]["text"]
+    for _ in range(3):
+        for i in range(0, len(text), 4):
+            monitor.feed({"type": "content", "text": text[i : i + 4]})
+    finders = detector._channels["content"]
+    params = detector.params
+    assert len(finders.units._window) <= finders.units.window_chars
+    assert len("".join(finders.blocks._pending)) <= 2 * params.block_max_chars
+    assert len(finders.blocks._ring) <= finders.blocks._ring.maxlen
+
+
+def test_parameters_are_declared_for_the_tuner():
+    specs = {spec.name: spec for spec in param_specs(TextLoopParams)}
+    assert "action" not in specs
+    assert all(spec.low is not None and spec.high is not None and spec.step for spec in specs.values())
+    assert specs["block_region_chars"].default == 160
+
+
+def test_profiles_enable_it():
+    assert "text_loop" in get_profile("default").detectors
+    assert "text_loop" in get_profile("preview").detectors
+    assert "text_loop" not in get_profile("seed000").detectors
+    assert "text_loop" not in get_profile("gemini").detectors
+
+
+def test_action_is_configurable():
+    (found,) = detect("思考" * 40, params=replace(DEFAULT_TEXT_LOOP, action="warn"))
+    assert found.action == "warn"
