@@ -4,13 +4,15 @@ zips expanded), exit 0 all imported, 1 some failed, 2 usage."""
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 import zipfile
 
 import pytest
 
 from detector.cli import main
 from loopguard_site.transcripts.models import Session
-from tests.shared_paths import FORMATS_DIR
+from tests.shared_paths import FORMATS_DIR, REPO_ROOT
 
 GOOD = b'{"type": "session", "model": "m"}\n{"type": "content", "text": "fine"}\n'
 
@@ -101,3 +103,11 @@ def test_bad_arguments_exit_2(args):
         main(["import", *args])
 
     assert exited.value.code == 2
+
+
+def test_the_command_module_imports_django_only_when_it_runs():
+    code = "import sys, loopguard_site.cli.import_sessions; print([m for m in sys.modules if m.startswith('django')])"
+
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO_ROOT)
+
+    assert result.stdout == "[]\n"

@@ -4,13 +4,11 @@ events (the table the importers' own sample tests count by hand)."""
 
 from __future__ import annotations
 
-from collections import Counter
-
 import pytest
 
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.services import session_import_file
-from tests.detector.importers.test_samples import SAMPLES
+from tests.detector.importers.test_samples import SAMPLES, assert_events_as_expected
 from tests.shared_paths import FORMATS_DIR
 
 
@@ -21,12 +19,7 @@ def assert_stored_as_expected(session: Session, name: str) -> None:
     assert session.source_format == expected["format"].split("/")[0]
     assert session.model == (expected["model"] or "")
     assert session.event_count == len(events)
-    assert Counter(e["type"] for e in events) == expected["counts"]
-    for channel, chars in expected["chars"].items():
-        assert sum(len(e["text"]) for e in events if e["type"] == channel) == chars, channel
-    assert [e["name"] for e in events if e["type"] == "tool_call"] == expected["tools"]
-    assert [e.get("ok") for e in events if e["type"] == "tool_result"] == expected["ok"]
-    assert [e["reason"] for e in events if e["type"] == "finish"] == expected["finish"]
+    assert_events_as_expected(events, expected)
     assert bytes(session.raw_upload.content) == (FORMATS_DIR / name).read_bytes()
 
 
