@@ -58,6 +58,15 @@ LOOPGUARD_EMBEDDED_WORKER_THREADS = env_int("LOOPGUARD_EMBEDDED_WORKER_THREADS",
 LOOPGUARD_LIVE_STALL_SECONDS = env_int("LOOPGUARD_LIVE_STALL_SECONDS", 60, minimum=1)
 LOOPGUARD_LIVE_SWEEP_SECONDS = env_int("LOOPGUARD_LIVE_SWEEP_SECONDS", 10, minimum=1)
 
+# The OpenAI-compatible proxy (POST /v1/chat/completions): the upstream it
+# forwards to (an OpenAI-style base URL, e.g. https://api.openai.com/v1), the
+# key it sends there, and the finish_reason of a stream it cuts for a loop.
+LOOPGUARD_UPSTREAM_URL = env_str("LOOPGUARD_UPSTREAM_URL")
+if LOOPGUARD_UPSTREAM_URL is not None and not LOOPGUARD_UPSTREAM_URL.startswith(("http://", "https://")):
+    raise ImproperlyConfigured(f"LOOPGUARD_UPSTREAM_URL={LOOPGUARD_UPSTREAM_URL!r}: use http(s)://host/v1")
+LOOPGUARD_UPSTREAM_KEY = env_str("LOOPGUARD_UPSTREAM_KEY")
+LOOPGUARD_PROXY_FINISH_REASON = env_str("LOOPGUARD_PROXY_FINISH_REASON", "loop_detected")
+
 INSTALLED_APPS = [
     "daphne",
     "django.contrib.admin",
@@ -73,6 +82,7 @@ INSTALLED_APPS = [
     "loopguard_site.transcripts",
     "loopguard_site.replay",
     "loopguard_site.live",
+    "loopguard_site.proxy",
     "loopguard_site.review",
     "loopguard_site.profiles",
 ]

@@ -9,4 +9,5 @@ urlpatterns = [
     path("", include("loopguard_site.review.urls")),
     path("", include("loopguard_site.profiles.urls")),
     path("", include("loopguard_site.timeline.urls")),
+    path("", include("loopguard_site.proxy.urls")),
 ]

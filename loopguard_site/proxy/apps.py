@@ -1,0 +1,5 @@
+from django.apps import AppConfig
+
+
+class ProxyConfig(AppConfig):
+    name = "loopguard_site.proxy"
