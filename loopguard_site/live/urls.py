@@ -10,4 +10,5 @@ urlpatterns = [
     path("api/live/sessions", api_views.live_sessions, name="api_live_sessions"),
     path("live/", views.dashboard, name="dashboard"),
     path("live/<int:pk>", views.live_session, name="live_session"),
+    path("live/<int:pk>/timeline", views.live_timeline, name="live_timeline"),
 ]

@@ -1,6 +1,8 @@
 // The live session page: follows /ws/sessions/<id>. Text appends per
 // channel, tool calls list, detections highlight their region, and a banner
-// shows the loop and its message the moment it is caught. Transcript text
+// shows the loop and its message the moment it is caught; the session
+// page's timeline figure is fetched again as the stream grows (at most every
+// TIMELINE_MS, at once for a detection). Transcript text
 // and detection messages are untrusted: they only reach the DOM through
 // textContent. Reconnects resend the snapshot; events are dropped by `seq`
 // and detections by `id` when seen before.
@@ -9,6 +11,7 @@
   const page = document.getElementById("live-page");
   if (!page) return;
   const FINAL = ["closed"];
+  const TIMELINE_MS = 2000;
   const stateBadge = document.getElementById("live-state");
   const status = document.getElementById("live-status");
   const count = document.getElementById("live-events");
@@ -19,6 +22,41 @@
   let lastSeq = 0;
   let turn = 0;
   const seenDetections = new Set();
+  let timelineDue = null;  // a pending redraw
+  let timelineBusy = false;
+  let timelineAgain = false;  // asked for while a fetch was running
+
+  async function drawTimeline() {
+    timelineDue = null;
+    if (typeof Plotly === "undefined") return;
+    if (timelineBusy) {
+      timelineAgain = true;
+      return;
+    }
+    timelineBusy = true;
+    try {
+      const answer = await fetch(page.dataset.timelineUrl, {credentials: "same-origin"});
+      if (answer.ok) {
+        const figure = await answer.json();
+        Plotly.react("live-timeline", figure.data, figure.layout, {responsive: true, displaylogo: false});
+      }
+    } finally {
+      timelineBusy = false;
+      if (timelineAgain) {
+        timelineAgain = false;
+        drawTimeline();
+      }
+    }
+  }
+
+  function timelineLater(now) {
+    if (now) {
+      clearTimeout(timelineDue);
+      drawTimeline();
+    } else if (timelineDue === null) {
+      timelineDue = setTimeout(drawTimeline, TIMELINE_MS);
+    }
+  }
 
   function el(tag, className, text) {
     const node = document.createElement(tag);
@@ -62,6 +100,7 @@
       appendEvent(event);
     }
     count.textContent = lastSeq;
+    timelineLater(false);
   }
 
   function highlight(detection) {
@@ -95,6 +134,7 @@
       detection.action === "stop" ? "Loop detected — stopped: " : `Loop detected (${detection.action}): `;
     document.getElementById("loop-banner-message").textContent = detection.message;
     banner.hidden = false;
+    timelineLater(true);
   }
 
   function showState(state) {

@@ -8,6 +8,8 @@ import pytest
 import time_machine
 
 from loopguard_site.live.services import live_ingest
+from loopguard_site.timeline.charts import timeline_figure
+from loopguard_site.timeline.selectors import session_checkpoint_rows, session_detection_rows, session_streams
 from loopguard_site.transcripts.services import session_create_from_events, session_create_live
 
 pytestmark = pytest.mark.django_db
@@ -59,3 +61,16 @@ def test_the_pages_need_a_login_and_show_the_session(client, producer, live_sess
     assert (page.status_code, missing.status_code, dashboard.status_code) == (200, 404, 200)
     assert f'data-ws-path="/ws/sessions/{live_session.pk}"' in page.content.decode()
     assert 'data-api-url="/api/live/sessions"' in dashboard.content.decode()
+
+
+def test_the_timeline_is_the_session_pages_figure_of_the_stream_so_far(client, producer, live_session, loop_events):
+    live_ingest(session_id=live_session.pk, seq=1, events=loop_events)
+    client.force_login(producer.user)
+
+    figure = client.get(f"/live/{live_session.pk}/timeline").json()
+
+    detections = session_detection_rows(session_id=live_session.pk, profile="default")
+    checkpoints = session_checkpoint_rows(session_id=live_session.pk, profile="default")
+    assert figure == timeline_figure(session_streams(live_session), detections, checkpoints, axis="offset")
+    marked = [data[1] for trace in figure["data"] for data in trace.get("customdata", ()) if data[0] == "detection"]
+    assert marked == [d["id"] for d in detections] and len(marked) >= 1

@@ -52,5 +52,12 @@ def test_the_banner_shows_the_loop_the_moment_it_is_caught(
     marked = content.find_elements(By.CSS_SELECTOR, ".loop-region")
     assert [piece.get_attribute("textContent") for piece in marked] == expected
     assert len(expected) >= 10
+    # the timeline grew: the session page's figure, with the detection's marker
+    marked_ids = """
+        const plot = document.getElementById("live-timeline");
+        return (plot.data || []).flatMap((trace) => trace.customdata || [])
+            .filter((data) => data[0] === "detection").map((data) => data[1]);
+    """
+    wait.until(lambda driver: driver.execute_script(marked_ids) == [detection.pk])
     items = browser.find_elements(By.CSS_SELECTOR, "#live-detections li")
     assert [item.get_attribute("class") for item in items] == ["action-stop"]
