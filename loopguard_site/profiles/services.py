@@ -7,12 +7,13 @@ import re
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import F, Max
+from django.db.models import Max
 from django.utils import timezone
 
 from detector.config import BUILTIN_PROFILES, Profile, builtin_config, dump_config, loads_config, parse_config
 from detector.params import ConfigError
 
+from .messages import send_tuning_progress
 from .models import ProfileVersion, TuningJob
 from .selectors import labelled_streams, profiles_config, stored_config
 from .tuning import tune
@@ -134,6 +135,12 @@ def _enqueue(job_id: int) -> None:
     tuning_job_run.delay(job_id)
 
 
+def _job_update(job_id: int, **fields) -> None:
+    """Update the job and tell its watchers."""
+    TuningJob.objects.filter(pk=job_id).update(**fields)
+    send_tuning_progress(TuningJob.objects.get(pk=job_id))
+
+
 def tuning_job_execute(*, job_id: int) -> None:
     """Run a queued job (claimed once: a second delivery finds it taken)."""
     if not TuningJob.objects.filter(pk=job_id, state=TuningJob.State.QUEUED).update(
@@ -146,18 +153,17 @@ def tuning_job_execute(*, job_id: int) -> None:
         streams = labelled_streams(job.model_glob)
         if not streams:
             raise ProfileError(f"no labelled session has a model matching {job.model_glob!r}")
-        TuningJob.objects.filter(pk=job_id).update(sessions=len(streams))
+        _job_update(job_id, sessions=len(streams))
 
         def progress(done: int, total: int) -> None:
-            if done == total or done % PROGRESS_EVERY == 0:
-                TuningJob.objects.filter(pk=job_id).update(done=done, total=total)
+            if done < total and done % PROGRESS_EVERY == 0:
+                _job_update(job_id, done=done, total=total)
 
         result = tune(streams, base, fp_budget=job.fp_budget, progress=progress)
     except Exception as exc:  # noqa: BLE001 - the job records any failure for its page
-        TuningJob.objects.filter(pk=job_id).update(
-            state=TuningJob.State.FAILED, error=f"{type(exc).__name__}: {exc}", finished=timezone.now()
-        )
+        _job_update(job_id, state=TuningJob.State.FAILED, error=f"{type(exc).__name__}: {exc}", finished=timezone.now())
         return
-    TuningJob.objects.filter(pk=job_id).update(
-        state=TuningJob.State.DONE, result=result.to_dict(), done=F("total"), finished=timezone.now()
+    done = result.evaluations
+    _job_update(
+        job_id, state=TuningJob.State.DONE, result=result.to_dict(), done=done, total=done, finished=timezone.now()
     )

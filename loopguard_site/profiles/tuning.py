@@ -202,11 +202,12 @@ def tune(
                 try:
                     params = build_params(DETECTORS[name].Params, {spec.name: value}, name, base=current[name])
                 except ConfigError:  # a combination the detector refuses (its own checks)
-                    continue
-                trial = {**current, name: params}
-                score = _objective(metrics_row(evaluator.outcomes(trial)), fp_budget)
-                if score < best:
-                    best, current, changed = score, trial, True
+                    params = None
+                if params is not None:
+                    trial = {**current, name: params}
+                    score = _objective(metrics_row(evaluator.outcomes(trial)), fp_budget)
+                    if score < best:
+                        best, current, changed = score, trial, True
                 if progress:
                     progress(done, total)
         if not changed or done >= max_evaluations:

@@ -7,7 +7,8 @@ import pytest
 
 from detector.evaluation import CorpusRow, loop_start_position, read_corpus, row_events
 from loopguard_site.profiles.tuning import LabelledStream
-from loopguard_site.transcripts.models import Session
+from loopguard_site.review.services import label_session_set
+from loopguard_site.transcripts.models import Event, Session
 from loopguard_site.transcripts.services import session_create_from_events
 from tests.shared_paths import shared_path
 
@@ -60,6 +61,24 @@ def store_row(row: CorpusRow) -> Session:
     return session_create_from_events(
         title=row.id, model=row.model, source_format="events", parser_version="", events=list(row_events(row))
     )
+
+
+def labelled_sessions(reviewer) -> dict:
+    """Every fixture row stored as a session and labelled as the corpus labels it."""
+    sessions = {}
+    for row in corpus_rows():
+        session = sessions[row.id] = store_row(row)
+        if row.label == "normal":
+            label_session_set(session=session, reviewer=reviewer, label="clean")
+            continue
+        channel = row_channel(row)
+        events = Event.objects.filter(session=session)
+        length = events.filter(type="tool_call").count() if channel == "tools" else len(row.text)
+        label_session_set(
+            session=session, reviewer=reviewer, label="missed_loop", channel=channel,
+            start=loop_start_position(row), end=length,
+        )  # fmt: skip
+    return sessions
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ from __future__ import annotations
 import pytest
 
 from detector.config import load_config
-from detector.evaluation import loop_start_position
 from detector.monitor import Monitor
 from loopguard_site.profiles.models import ProfileVersion, TuningJob
 from loopguard_site.profiles.selectors import profiles_config
@@ -18,30 +17,11 @@ from loopguard_site.profiles.services import (
     tuning_job_execute,
 )
 from loopguard_site.replay.services import replay_session
-from loopguard_site.review.services import label_session_set
 from loopguard_site.transcripts.models import Event
 from tests.site.replay.conftest import stored_detections
 from tests.site.review.conftest import token_client
 
-from .conftest import LOOSE_TOML, corpus_rows, row_channel, store_row
-
-
-def labelled_sessions(reviewer) -> dict:
-    """Every fixture row stored as a session and labelled as the corpus labels it."""
-    sessions = {}
-    for row in corpus_rows():
-        session = sessions[row.id] = store_row(row)
-        if row.label == "normal":
-            label_session_set(session=session, reviewer=reviewer, label="clean")
-            continue
-        channel = row_channel(row)
-        events = Event.objects.filter(session=session)
-        length = events.filter(type="tool_call").count() if channel == "tools" else len(row.text)
-        label_session_set(
-            session=session, reviewer=reviewer, label="missed_loop", channel=channel,
-            start=loop_start_position(row), end=length,
-        )  # fmt: skip
-    return sessions
+from .conftest import LOOSE_TOML, labelled_sessions
 
 
 def tuned_version(reviewer) -> tuple[dict, TuningJob, ProfileVersion]:
