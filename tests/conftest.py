@@ -82,10 +82,12 @@ class WorkerProcess:
         self.log = log
         self.process: subprocess.Popen | None = None
 
-    def start(self) -> None:
+    def start(self, *options: str) -> None:
+        """Start it; `options` replace the default `--pool solo` (e.g.
+        `--pool prefork --concurrency 1 --task-events`)."""
         with self.log.open("w") as output:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "celery", "-A", "loopguard_site", "worker", "--pool", "solo",
+                [sys.executable, "-m", "celery", "-A", "loopguard_site", "worker", *(options or ("--pool", "solo")),
                  "--queues", self.queue, "--hostname", self.node, "--without-heartbeat", "--without-mingle",
                  "--without-gossip", "--loglevel", "INFO"],
                 cwd=REPO_ROOT, env=self.env, stdout=output, stderr=subprocess.STDOUT,

@@ -1,18 +1,28 @@
 """A replay job through a real Celery worker process on Redis and PostgreSQL
-(full mode), watched over a real WebSocket on the Redis channel layer."""
+(full mode), watched over a real WebSocket on the Redis channel layer; and a
+worker process killed in the middle of a task."""
 
 from __future__ import annotations
 
+import os
+import signal
+from pathlib import Path
+
+import psycopg
 import pytest
 from asgiref.sync import async_to_sync
+from celery.events.receiver import EventReceiver
 from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 from channels_redis.core import RedisChannelLayer
+from django.db import connection
 
 from loopguard_site.accounts.services import api_token_create
 from loopguard_site.asgi import application
 from loopguard_site.celery import app
 from loopguard_site.replay.services import replay_job_create
+from loopguard_site.replay.tasks import replay_session_runs
+from loopguard_site.transcripts.models import Session
 
 from .conftest import scan_json, store_demo, stored_detections
 
@@ -94,3 +104,86 @@ def test_the_channel_layers_redis_reads_outlast_its_blocking_pop(live_services):
     layer = get_channel_layer()
     connection = layer.create_pool(0).make_connection()  # not connected: only its settings are read
     assert connection.socket_timeout > layer.brpop_timeout
+
+
+def pool_process(pid: int) -> int:
+    """The one pool process of a `--concurrency 1` prefork worker (events
+    carry the main process's pid, not the pool process's)."""
+    (child,) = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return int(child)
+
+
+class KillOnceWatcher(EventReceiver):
+    """Watches the worker's task events: kills the pool process running the
+    session task the first time it starts, lets the second attempt finish."""
+
+    def __init__(self, connection, *, worker, session_lock):
+        self.worker, self.session_lock = worker, session_lock
+        self.session_task: str | None = None
+        self.starts: list[int] = []
+        self.outcome: str | None = None
+        handlers = {"task-received": self.received, "task-started": self.started}
+        handlers |= {"task-succeeded": self.finished, "task-failed": self.finished}
+        super().__init__(connection, handlers=handlers, app=app)
+
+    def on_consume_ready(self, *args, **kwargs) -> None:
+        super().on_consume_ready(*args, **kwargs)
+        self.worker.start("--pool", "prefork", "--concurrency", "1", "--task-events")  # no event can be missed
+
+    def received(self, event: dict) -> None:
+        if event["name"] == replay_session_runs.name:
+            self.session_task = event["uuid"]
+
+    def started(self, event: dict) -> None:
+        if event["uuid"] != self.session_task:
+            return
+        self.starts.append(pool_process(self.worker.process.pid))
+        if len(self.starts) == 1:
+            # It cannot have finished: storing results waits for the session lock.
+            os.kill(self.starts[0], signal.SIGKILL)
+        else:
+            self.session_lock.rollback()  # release: the redelivered attempt may finish
+
+    def finished(self, event: dict) -> None:
+        if event["uuid"] == self.session_task:
+            self.outcome = event["type"]
+            self.should_stop = True
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_task_whose_worker_process_is_killed_is_redelivered_and_leaves_no_duplicates(
+    celery_worker_process, user, monkeypatch
+):
+    worker = celery_worker_process
+    name = FILES[0]
+    session = store_demo(name)
+    monkeypatch.setitem(app.conf, "task_default_queue", worker.queue)
+    job = replay_job_create(user=user, profiles=["default"], session_ids=[session.pk])
+    db = connection.settings_dict
+    session_lock = psycopg.connect(
+        host=db["HOST"], port=db["PORT"], user=db["USER"], password=db["PASSWORD"] or None, dbname=db["NAME"]
+    )
+    session_lock.execute(f"SELECT id FROM {Session._meta.db_table} WHERE id = %s FOR UPDATE", [session.pk])
+
+    try:
+        with app.connection_for_read() as broker:
+            watcher = KillOnceWatcher(broker, worker=worker, session_lock=session_lock)
+            watcher.capture(timeout=120)
+    finally:
+        session_lock.close()
+    status = worker.stop()
+
+    log = worker.log.read_text()
+    assert (watcher.outcome, len(watcher.starts), watcher.starts[0] != watcher.starts[1]) == (
+        "task-succeeded", 2, True
+    ), log  # fmt: skip
+    assert "WorkerLostError" in log
+    job.refresh_from_db()
+    assert (job.state, job.done, job.failed) == ("done", 1, 0)
+    run = job.runs.get()
+    # The kill lands just before or just after the first attempt claimed the
+    # run (the event says the task started, not how far it got); either way
+    # the redelivered attempt, under the same task id, completes it.
+    assert (run.state, run.detection_count, run.attempts in (1, 2)) == ("done", 8, True)
+    assert stored_detections(session, "default") == scan_json(name, "default")["detections"]
+    assert status == 0, log
