@@ -11,7 +11,7 @@ Definitions (what `loopguard eval` reports):
 - A *hit* on a loop row is a detection with ``at >= loop_start``: it fired
   once the loop had begun. Recall = loop rows with a hit / loop rows.
 - A detection with ``at < loop_start`` whose unit is the labelled loop's unit
-  (digits removed, whitespace collapsed, up to rotation and whole multiples)
+  (without digits and whitespace, up to rotation and whole multiples)
   caught that loop before its labelled start (the label's start can fall
   late, e.g. where a list number gains a digit): an *early hit*, counted as
   a hit with delay 0 and listed apart.
@@ -206,12 +206,12 @@ _SPACES = re.compile(r"\s+")
 
 
 def _without_digits(text: str) -> str:
-    return _SPACES.sub(" ", _DIGITS.sub("", text))
+    return _SPACES.sub("", _DIGITS.sub("", text))
 
 
 def same_loop(unit: str, loop_unit: str) -> bool:
     r"""Whether a detected unit is the labelled loop unit: equal without their
-    digits and with whitespace collapsed, up to rotation and whole multiples
+    digits and whitespace, up to rotation and whole multiples
     (a label's unit may start inside a number: "99. Agile\n1").
 
     >>> same_loop("4. Agile\n", "99. Agile\n1")
