@@ -4,6 +4,9 @@ back; and the profiles API's shapes and errors."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+
 import pytest
 
 from detector.config import load_config
@@ -18,7 +21,7 @@ from loopguard_site.profiles.services import (
 )
 from loopguard_site.replay.services import replay_session
 from loopguard_site.transcripts.models import Event
-from tests.site.replay.conftest import stored_detections
+from tests.site.replay.conftest import LOOPGUARD, stored_detections
 from tests.site.review.conftest import token_client
 
 from .conftest import LOOSE_TOML, labelled_sessions
@@ -30,7 +33,7 @@ def tuned_version(reviewer) -> tuple[dict, TuningJob, ProfileVersion]:
     job = tuning_job_create(user=reviewer, model_glob="*", base_profile="loose")
     tuning_job_execute(job_id=job.pk)
     job.refresh_from_db()
-    version = profile_from_tuning(job=job, name="loose", models=["gpt-4o*", "kimi*"], user=reviewer)
+    version = profile_from_tuning(job=job, name="loose", models=["gpt-4o*", "*kimi*"], user=reviewer)
     return sessions, job, version
 
 
@@ -52,7 +55,7 @@ def test_a_tuning_job_on_labelled_sessions_removes_the_false_positive(reviewer):
         "tuning",
     )
     assert version.table["tool_dedup"]["min_occurrences"] == 3
-    assert version.models == ["gpt-4o*", "kimi*"]
+    assert version.models == ["gpt-4o*", "*kimi*"]
 
 
 @pytest.mark.parametrize("fmt", ["toml", "json"])
@@ -88,16 +91,16 @@ def test_the_export_imports_back_as_new_versions_with_the_same_tables(reviewer):
     answer = api.post("/api/profiles/import", exported, content_type="application/toml")
 
     assert answer.status_code == 201
-    assert answer.json() == {"profiles": [{"name": "loose", "models": ["gpt-4o*", "kimi*"], "version": 3}]}
+    assert answer.json() == {"profiles": [{"name": "loose", "models": ["gpt-4o*", "*kimi*"], "version": 3}]}
     latest = ProfileVersion.objects.get(name="loose", version=3)
     assert (latest.table, latest.origin, latest.tuning_job) == (tuned.table, "import", None)
     assert api.get("/api/profiles").json() == {
-        "profiles": [{"name": "loose", "models": ["gpt-4o*", "kimi*"], "version": 3}]
+        "profiles": [{"name": "loose", "models": ["gpt-4o*", "*kimi*"], "version": 3}]
     }
     assert api.get("/api/profiles/loose/diff?a=2&b=3").json() == {"name": "loose", "a": 2, "b": 3, "diff": []}
     diff = api.get("/api/profiles/loose/diff?a=1&b=2").json()["diff"]
     assert diff == [
-        {"detector": "", "param": "models", "old": ["*"], "new": ["gpt-4o*", "kimi*"]},
+        {"detector": "", "param": "models", "old": ["*"], "new": ["gpt-4o*", "*kimi*"]},
         {"detector": "", "param": "description", "old": None, "new": diff[1]["new"]},
         {"detector": "tool_dedup", "param": "min_occurrences", "old": 2, "new": 3},
     ]
@@ -157,3 +160,25 @@ def test_a_job_without_labelled_sessions_fails_with_the_reason(reviewer):
     assert (job.state, job.error) == ("failed", "ProfileError: no labelled session has a model matching 'nothing*'")
     answer = token_client(reviewer).post(f"/api/tuning/{job.pk}/save", {"name": "x"}, content_type="application/json")
     assert (answer.status_code, answer.json()["field"]) == (400, "job")
+
+
+@pytest.mark.django_db
+def test_loopguard_scan_reads_the_export_and_picks_the_stored_profile_by_model(reviewer, tmp_path):
+    sessions, _, _ = tuned_version(reviewer)
+    session = sessions["gh-kimicli-1950-reread-files"]
+    config = tmp_path / "profiles.toml"
+    config.write_bytes(token_client(reviewer).get("/api/profiles/export?format=toml").content)
+    transcript = tmp_path / "session.jsonl"
+    events = Event.objects.filter(session=session).order_by("seq").values_list("data", flat=True)
+    transcript.write_text("".join(json.dumps(data) + "\n" for data in events))
+    replay_session(session=session, profile_name="loose", config=profiles_config())
+
+    result = subprocess.run(
+        [str(LOOPGUARD), "scan", "--json", "--config", str(config), str(transcript)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+    assert result.returncode == 1, result.stderr
+    report = json.loads(result.stdout)
+    assert (report["profile"], report["model"]) == ("loose", session.model)
+    assert report["detections"] == stored_detections(session, "loose") != []
