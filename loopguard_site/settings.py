@@ -49,6 +49,12 @@ if REDIS_URL is not None and not REDIS_URL.startswith(("redis://", "rediss://", 
 # Uploads (import): the largest transcript file or request body accepted.
 LOOPGUARD_UPLOAD_MAX_BYTES = env_int("LOOPGUARD_UPLOAD_MAX_MB", 50, minimum=1) * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = LOOPGUARD_UPLOAD_MAX_BYTES
+# a file past the limit is dropped as it streams in, not spooled whole to disk
+FILE_UPLOAD_HANDLERS = [
+    "loopguard_site.transcripts.upload_handlers.UploadLimitHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
 
 # Worker threads of the embedded Celery worker (`loopguard lab` without REDIS_URL).
 LOOPGUARD_EMBEDDED_WORKER_THREADS = env_int("LOOPGUARD_EMBEDDED_WORKER_THREADS", 2, minimum=1)
