@@ -2,8 +2,9 @@
 // element with `data-channel` becomes [start, end) offsets of that channel:
 // each end of the selection counts from the nearest element carrying its
 // channel offset (`data-offset`, or the session page's `data-s`), in code
-// points as the server counts Python string positions. The button of
-// #missed-loop then posts the span to its `data-labels-url`.
+// points as the server counts Python string positions. On the `tools`
+// channel the selected rows' `data-index` give the calls [first, last + 1).
+// The button of #missed-loop then posts the span to its `data-labels-url`.
 (function () {
   "use strict";
   const box = document.getElementById("missed-loop");
@@ -26,14 +27,27 @@
     return start + Array.from(before.toString()).length;
   }
 
+  function callIndex(node) {
+    const row = element(node).closest("[data-index]");
+    return row ? Number(row.dataset.index) : null;
+  }
+
+  function bounds(channel, range) {
+    if (channel.dataset.channel === "tools") {
+      const first = callIndex(range.startContainer);
+      const last = callIndex(range.endContainer);
+      return [first, last === null ? null : last + 1];
+    }
+    return [offsetOf(range.startContainer, range.startOffset), offsetOf(range.endContainer, range.endOffset)];
+  }
+
   function selectedSpan() {
     const selection = window.getSelection();
     if (!selection || selection.isCollapsed || selection.rangeCount === 0) return null;
     const range = selection.getRangeAt(0);
     const channel = element(range.startContainer).closest("[data-channel]");
     if (!channel || channel !== element(range.endContainer).closest("[data-channel]")) return null;
-    const start = offsetOf(range.startContainer, range.startOffset);
-    const end = offsetOf(range.endContainer, range.endOffset);
+    const [start, end] = bounds(channel, range);
     if (start === null || end === null || end <= start) return null;
     return {channel: channel.dataset.channel, start: start, end: end};
   }

@@ -7,9 +7,10 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.support.ui import WebDriverWait
 
 from loopguard_site.review.models import Label
+from loopguard_site.transcripts.services import session_create_from_events
 from tests.browser import WAIT_SECONDS, login, wait_for
 
-from .conftest import REASONING_LOOP, replayed
+from .conftest import REASONING_LOOP, TOOLS_LOOP, replayed
 
 
 @pytest.mark.django_db(transaction=True)
@@ -39,6 +40,29 @@ def test_pressing_f_in_the_queue_stores_a_false_positive_and_moves_on(chromium_d
     assert "ann: 1/1" in chromium_driver.find_element("css selector", ".queue-progress").text
 
 
+SELECT_TEXT = """const [from, to] = arguments;
+const range = document.createRange();
+range.setStart(from[0].firstChild, from[1]);
+range.setEnd(to[0].firstChild, to[1]);
+const selection = window.getSelection();
+selection.removeAllRanges();
+selection.addRange(range);"""
+
+
+def mark_selection(driver, start: tuple, end: tuple) -> str:
+    """Select from (element, offset in its first text node) to (element,
+    offset), press the missed-loop button; the button's text before it."""
+    driver.execute_script(SELECT_TEXT, list(start), list(end))
+    button = driver.find_element("css selector", "#missed-loop button")
+    WebDriverWait(driver, WAIT_SECONDS).until(lambda d: button.is_enabled())
+    text = button.text
+    button.click()
+    status = driver.find_element("css selector", "#missed-loop [role=status]")
+    WebDriverWait(driver, WAIT_SECONDS).until(lambda d: status.text)
+    assert status.text.startswith("missed loop stored: "), status.text
+    return text
+
+
 @pytest.mark.django_db(transaction=True)
 def test_selecting_text_on_the_session_page_stores_a_missed_loop(chromium_driver, daphne_live_server, ann):
     session = replayed(REASONING_LOOP)
@@ -46,23 +70,8 @@ def test_selecting_text_on_the_session_page_stores_a_missed_loop(chromium_driver
     chromium_driver.get(f"{daphne_live_server.url}/sessions/{session.pk}/")
     wait_for(chromium_driver, "#missed-loop button")
     piece = wait_for(chromium_driver, '.channel-text[data-channel="reasoning"] .piece[data-s="0"]')
-    chromium_driver.execute_script(
-        """const text = arguments[0].firstChild;
-        const range = document.createRange();
-        range.setStart(text, 3);
-        range.setEnd(text, 10);
-        const selection = window.getSelection();
-        selection.removeAllRanges();
-        selection.addRange(range);""",
-        piece,
-    )
-    button = chromium_driver.find_element("css selector", "#missed-loop button")
-    WebDriverWait(chromium_driver, WAIT_SECONDS).until(lambda d: button.is_enabled())
-    assert button.text == "Mark reasoning 3–10 as a missed loop"
-    button.click()
-    status = chromium_driver.find_element("css selector", "#missed-loop [role=status]")
-    WebDriverWait(chromium_driver, WAIT_SECONDS).until(lambda d: status.text)
-    assert status.text == "missed loop stored: reasoning 3–10"
+
+    assert mark_selection(chromium_driver, (piece, 3), (piece, 10)) == "Mark reasoning 3–10 as a missed loop"
     (label,) = Label.objects.all()
     assert (label.session, label.label, label.channel, label.start, label.end) == (
         session,
@@ -71,3 +80,26 @@ def test_selecting_text_on_the_session_page_stores_a_missed_loop(chromium_driver
         3,
         10,
     )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_offsets_count_code_points_and_tool_rows_count_calls(chromium_driver, daphne_live_server, ann):
+    emoji = session_create_from_events(
+        title="emoji", model="m", source_format="events", parser_version="",
+        events=[{"type": "content", "text": "🙂🙂 hello"}, {"type": "content", "text": " world"}],
+    )  # fmt: skip
+    tools = replayed(TOOLS_LOOP)
+    login(chromium_driver, daphne_live_server.url, ann)
+
+    chromium_driver.get(f"{daphne_live_server.url}/sessions/{emoji.pk}/")
+    piece = wait_for(chromium_driver, '.channel-text[data-channel="content"] .piece[data-s="0"]')
+    # UTF-16 offset 4 is after the two emoji: code point 2
+    assert mark_selection(chromium_driver, (piece, 4), (piece, 9)) == "Mark content 2–7 as a missed loop"
+
+    chromium_driver.get(f"{daphne_live_server.url}/sessions/{tools.pk}/")
+    first = wait_for(chromium_driver, '.tool-list[data-channel="tools"] [data-index="1"] .tool-name')
+    last = wait_for(chromium_driver, '.tool-list[data-channel="tools"] [data-index="2"] .tool-name')
+    assert mark_selection(chromium_driver, (first, 0), (last, 2)) == "Mark tools 1–3 as a missed loop"
+
+    spans = sorted(Label.objects.values_list("session_id", "channel", "start", "end"))
+    assert spans == [(emoji.pk, "content", 2, 7), (tools.pk, "tools", 1, 3)]
