@@ -16,7 +16,8 @@ or detector text in it is escaped here; clicks read `customdata`:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from operator import itemgetter
+from typing import TypeVar
 
 from .streams import SessionStreams
 
@@ -27,6 +28,7 @@ ACTION_COLORS = {"stop": "#c0392b", "force_text": "#d35400", "nudge": "#b7791f",
 CHANNEL_COLORS = {"reasoning": "#7f8fa6", "content": "#2456c9"}
 POSITIONED_CHANNELS = ("reasoning", "content", "tools")  # channels whose start/end/at are positions
 
+T = TypeVar("T")
 XOf = Callable[..., float]  # (channel, offset or tool-call index, after=False) -> x; see SessionStreams.position
 
 
@@ -65,23 +67,28 @@ def merge_intervals(intervals: Sequence[tuple[float, float]], max_points: int) -
     return [(intervals[i][0], max(hi for _, hi in intervals[i:j])) for i, j in groups]
 
 
-@dataclass(frozen=True, slots=True)
-class Point:
-    x: float
-    hover: str
-    customdata: list
-
-
-def points_trace(name: str, lane: str, points: list[Point], *, max_points: int, noun: str, marker: dict) -> dict:
-    """A marker trace on one lane; a bucket of several points shows as its
-    first one, its hover counting the bucket."""
-    points = sorted(points, key=lambda p: p.x)
+def points_trace(
+    name: str,
+    lane: str,
+    points: list[tuple[float, T]],
+    *,
+    hover: Callable[[T], str],
+    customdata: Callable[[T], list],
+    max_points: int,
+    noun: str,
+    marker: dict,
+) -> dict:
+    """A marker trace on one lane from (x, item) pairs; a bucket of several
+    points shows as its first one, its hover counting the bucket. `hover`
+    and `customdata` are called only for the points kept."""
+    points = sorted(points, key=itemgetter(0))
     xs, hovers, data = [], [], []
-    for i, j in buckets([p.x for p in points], max_points):
-        first = points[i]
-        xs.append(first.x)
-        hovers.append(first.hover if j - i == 1 else f"{j - i:,} {noun} here; the first:<br>{first.hover}")
-        data.append(first.customdata)
+    for i, j in buckets([x for x, _ in points], max_points):
+        x, item = points[i]
+        xs.append(x)
+        text = hover(item)
+        hovers.append(text if j - i == 1 else f"{j - i:,} {noun} here; the first:<br>{text}")
+        data.append(customdata(item))
     return {
         "type": "scatter", "mode": "markers", "name": name, "x": xs, "y": [lane] * len(xs),
         "hovertext": hovers, "hoverinfo": "text", "customdata": data, "marker": marker,
@@ -107,12 +114,16 @@ class Lanes:
     """The y categories, in the order first asked for; names are escaped."""
 
     def __init__(self) -> None:
-        self.names: list[str] = []
+        self.labels: dict[str, str] = {}  # name -> escaped label, in order
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.labels.values())
 
     def __call__(self, name: str) -> str:
-        label = escape_hover(name)
-        if label not in self.names:
-            self.names.append(label)
+        label = self.labels.get(name)
+        if label is None:
+            label = self.labels[name] = escape_hover(name)
         return label
 
 
@@ -182,25 +193,25 @@ def _tool_traces(streams: SessionStreams, x: XOf, lanes: Lanes, max_points: int)
         (False, "tool calls", {"symbol": "circle", "size": 8, "color": "#5f6b7a"}),
         (True, "repeated tool calls", {"symbol": "x", "size": 9, "color": "#c0392b"}),
     ):
-        points = [
-            Point(x("tools", c.index), _tool_hover(c), ["tool", c.index])
-            for c in streams.tool_calls
-            if (c.repeat_of is not None) == repeats
-        ]
+        points = [(x("tools", c.index), c) for c in streams.tool_calls if (c.repeat_of is not None) == repeats]
         if points:
-            traces.append(points_trace(label, lane, points, max_points=max_points, noun=label, marker=marker))
+            trace = points_trace(
+                label, lane, points, hover=_tool_hover, customdata=lambda c: ["tool", c.index],
+                max_points=max_points, noun=label, marker=marker,
+            )  # fmt: skip
+            traces.append(trace)
     return traces
 
 
 def _turn_traces(streams: SessionStreams, axis: str, lanes: Lanes, max_points: int) -> list[dict]:
     if not streams.turns:
         return []
-    points = [
-        Point(t.position if axis == "offset" else (t.t or 0.0), f"turn {t.number:,}", ["turn", t.number])
-        for t in streams.turns
-    ]
-    marker = {"symbol": "line-ns-open", "size": 12, "color": "#1d2330"}
-    return [points_trace("turns", lanes("turns"), points, max_points=max_points, noun="turns", marker=marker)]
+    points = [(t.position if axis == "offset" else (t.t or 0.0), t) for t in streams.turns]
+    trace = points_trace(
+        "turns", lanes("turns"), points, hover=lambda t: f"turn {t.number:,}", customdata=lambda t: ["turn", t.number],
+        max_points=max_points, noun="turns", marker={"symbol": "line-ns-open", "size": 12, "color": "#1d2330"},
+    )  # fmt: skip
+    return [trace]
 
 
 def _checkpoint_traces(checkpoints: Sequence[dict], x: XOf, lanes: Lanes, max_points: int) -> list[dict]:
@@ -213,15 +224,18 @@ def _checkpoint_traces(checkpoints: Sequence[dict], x: XOf, lanes: Lanes, max_po
         ranges.setdefault(lane_of[row["detector"]], []).append(bar)
     traces = [bars_trace("checkpoint ranges", ranges, max_points=max_points, color="#7f8fa6")]
     for found, label, color in ((False, "checkpoint: no loop", "#7f8fa6"), (True, "checkpoint: loop", "#c0392b")):
-        by_lane: dict[str, list[Point]] = {}
+        by_lane: dict[str, list[tuple[float, dict]]] = {}
         for row in checkpoints:
             if bool(row["result"]) == found:
-                customdata = ["range", row["channel"], row["start"], row["end"]]
-                point = Point(x(row["channel"], row["checkpoint"], True), _checkpoint_hover(row), customdata)
+                point = (x(row["channel"], row["checkpoint"], True), row)
                 by_lane.setdefault(lane_of[row["detector"]], []).append(point)
-        marker = {"symbol": "diamond", "size": 10, "color": color}
         for lane, points in by_lane.items():
-            traces.append(points_trace(label, lane, points, max_points=max_points, noun="checkpoints", marker=marker))
+            trace = points_trace(
+                label, lane, points, hover=_checkpoint_hover,
+                customdata=lambda row: ["range", row["channel"], row["start"], row["end"]],
+                max_points=max_points, noun="checkpoints", marker={"symbol": "diamond", "size": 10, "color": color},
+            )  # fmt: skip
+            traces.append(trace)
     return traces
 
 
@@ -231,7 +245,7 @@ def _detection_traces(
     if not detections:
         return []
     regions: dict[str, list[tuple[float, float]]] = {}
-    fired: dict[tuple[str, str], list[Point]] = {}
+    fired: dict[tuple[str, str], list[tuple[float, dict]]] = {}
     for d in detections:
         lane = lanes(d["detector"])
         if d["channel"] in POSITIONED_CHANNELS:
@@ -239,12 +253,15 @@ def _detection_traces(
             at = x(d["channel"], d["at"], True)
         else:  # the `session` channel has no positions: where the event that fired it was
             at = streams.event_position(d["event_seq"]) if axis == "offset" else streams.event_time(d["event_seq"])
-        fired.setdefault((d["action"], lane), []).append(Point(at, _detection_hover(d), ["detection", d["id"]]))
+        fired.setdefault((d["action"], lane), []).append((at, d))
     traces = [bars_trace("repeated regions", regions, max_points=max_points, color="#c0392b")] if regions else []
     for (action, lane), points in fired.items():
         marker = {"symbol": "triangle-down", "size": 13, "color": ACTION_COLORS.get(action, "#c0392b")}
-        name = f"detection: {action}"
-        traces.append(points_trace(name, lane, points, max_points=max_points, noun="detections", marker=marker))
+        trace = points_trace(
+            f"detection: {action}", lane, points, hover=_detection_hover, customdata=lambda d: ["detection", d["id"]],
+            max_points=max_points, noun="detections", marker=marker,
+        )  # fmt: skip
+        traces.append(trace)
     return traces
 
 

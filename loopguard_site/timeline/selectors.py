@@ -3,8 +3,15 @@ replayed through, and that profile's detections and checkpoint evaluations."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
+
+from django.db.models import Q, QuerySet
+from django.db.models.fields.json import KeyTextTransform
+
+from detector.events import TEXT_CHANNELS
 from loopguard_site.replay.models import CheckpointEvaluation, Detection, ReplayRun
-from loopguard_site.replay.selectors import detection_to_dict, profile_names, session_detections
+from loopguard_site.replay.selectors import profile_names, session_detections
 from loopguard_site.transcripts.models import Event, Session
 
 from .streams import SessionStreams, streams_from_events
@@ -12,10 +19,46 @@ from .streams import SessionStreams, streams_from_events
 EVENT_CHUNK = 2000  # events read per database round trip
 
 
-def session_streams(session: Session) -> SessionStreams:
-    """The session's events laid out by streams.py, read in seq order."""
-    events = Event.objects.filter(session=session).order_by("seq").values_list("seq", "data")
-    return streams_from_events(events.iterator(chunk_size=EVENT_CHUNK))
+# The events a window of one channel needs: its text, or the tool calls with
+# their results and turns (stream positions are then meaningless: the other
+# channels' text is not read).
+WINDOW_EVENT_TYPES = {
+    "reasoning": ("reasoning",),
+    "content": ("content",),
+    "tools": ("turn", "tool_call", "tool_result"),
+}
+
+
+def session_streams(session: Session, *, channel: str | None = None) -> SessionStreams:
+    """The session's events laid out by streams.py, read in seq order; with
+    `channel`, only the events a window of that channel needs."""
+    events = Event.objects.filter(session=session)
+    if channel is not None:
+        events = events.filter(type__in=WINDOW_EVENT_TYPES[channel])
+    return streams_from_events(_layout_events(events))
+
+
+# The fields of an event streams.py reads. The database extracts them, so
+# that a 100,000-event session is not decoded from JSON whole in Python.
+LAYOUT_FIELDS = ("text", "name", "args", "id", "ok", "output", "t")
+
+
+def _layout_events(events: QuerySet[Event]) -> Iterator[tuple[int, dict]]:
+    fields = {f"field_{name}": KeyTextTransform(name, "data") for name in LAYOUT_FIELDS}
+    rows = events.annotate(**fields).order_by("seq").values_list("seq", "type", *fields)
+    for seq, kind, text, name, args, call_id, ok, output, t in rows.iterator(chunk_size=EVENT_CHUNK):
+        if kind in TEXT_CHANNELS:
+            event = {"type": kind, "text": text or ""}
+        elif kind == "tool_call":
+            event = {"type": kind, "name": name, "args": json.loads(args) if args else {}, "id": call_id}
+        elif kind == "tool_result":
+            # PostgreSQL gives a JSON boolean as "true"/"false", SQLite as 1/0.
+            event = {"type": kind, "id": call_id, "ok": ok is None or ok in (True, 1, "true"), "output": output or ""}
+        else:
+            event = {"type": kind}
+        if t is not None:
+            event["t"] = float(t)
+        yield seq, event
 
 
 def session_profiles(session_id: int) -> list[str]:
@@ -31,12 +74,25 @@ def session_profiles(session_id: int) -> list[str]:
     return builtin + sorted(names - set(builtin))
 
 
-def session_detection_rows(*, session_id: int, profile: str) -> list[dict]:
-    """The profile's detections in firing order, as the API gives them plus `event_seq`."""
-    return [
-        detection_to_dict(d) | {"event_seq": d.event_seq}
-        for d in session_detections(session_id=session_id, profile=profile)
-    ]
+# What the page shows of a detection (`message` and `extra` it leaves to the API).
+PAGE_FIELDS = ("id", "detector", "type", "channel", "start", "end", "at", "unit", "period", "repeats", "action")
+
+
+def session_detection_rows(
+    *, session_id: int, profile: str, channel: str | None = None, start: int = 0, end: int | None = None
+) -> list[dict]:
+    """The profile's detections in firing order, each with `event_seq` and
+    the fields of `PAGE_FIELDS` (plain dicts: a session may have tens of
+    thousands). With `channel`, only that channel's detections whose region
+    or firing point meets [start, end]. No profile, no detections."""
+    if not profile:
+        return []
+    detections = session_detections(session_id=session_id, profile=profile)
+    if channel is not None:
+        detections = detections.filter(Q(end__gte=start) | Q(at__gte=start), channel=channel)
+        if end is not None:
+            detections = detections.filter(start__lte=end)
+    return list(detections.values(*PAGE_FIELDS, "event_seq"))
 
 
 def session_checkpoint_rows(*, session_id: int, profile: str) -> list[dict]:

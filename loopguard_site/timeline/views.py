@@ -89,9 +89,10 @@ def session_window(request: HttpRequest, pk: int) -> JsonResponse:
         if not value.isdigit():
             return JsonResponse({"error": f"{field} must be a whole number", "field": field}, status=400)
         bounds[field] = int(value)
-    detections = session_detection_rows(session_id=pk, profile=request.GET.get("profile", ""))
-    detections = [d for d in detections if d["channel"] == channel]
-    streams = session_streams(session)
+    detections = session_detection_rows(
+        session_id=pk, profile=request.GET.get("profile", ""), channel=channel, start=bounds["start"], end=bounds["end"]
+    )
+    streams = session_streams(session, channel=channel)
     if channel == "tools":
         return JsonResponse(tool_window(streams.tool_calls, detections, bounds["start"], bounds["end"]))
     return JsonResponse(text_window(streams.texts[channel], detections, bounds["start"], bounds["end"]))
