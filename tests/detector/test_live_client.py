@@ -63,6 +63,7 @@ class Relay:
         self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
         self.sockets: list[socket.socket] = []
         self.lock = threading.Lock()
+        self.answers_to_drop = 0  # connections whose answer is read from the lab and thrown away
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self) -> None:
@@ -74,14 +75,16 @@ class Relay:
             server = socket.create_connection(self.target)
             with self.lock:
                 self.sockets += [client, server]
-            for source, sink in ((client, server), (server, client)):
-                threading.Thread(target=self._pipe, args=(source, sink), daemon=True).start()
+                drop, self.answers_to_drop = self.answers_to_drop > 0, max(self.answers_to_drop - 1, 0)
+            threading.Thread(target=self._pipe, args=(client, server), daemon=True).start()
+            threading.Thread(target=self._pipe, args=(server, client, drop), daemon=True).start()
 
     @staticmethod
-    def _pipe(source: socket.socket, sink: socket.socket) -> None:
+    def _pipe(source: socket.socket, sink: socket.socket, drop: bool = False) -> None:
         try:
             while data := source.recv(65536):
-                sink.sendall(data)
+                if not drop:
+                    sink.sendall(data)
         except OSError:
             pass  # cut
         for each in (source, sink):
@@ -175,6 +178,19 @@ def test_a_connection_cut_with_messages_in_flight_loses_and_doubles_nothing(rela
     assert live.acked == len(messages) and live.pending == {}
     assert stored(live.session_id) == events
     live.disconnect()
+
+
+def test_an_http_answer_lost_after_the_lab_stored_the_message_is_posted_again_and_stored_once(relay, token):
+    events = row_events(corpus_row(NORMAL_ROW))
+    live = LiveSession(relay.url, token, transport="http")
+    live.send(events[:3])
+    relay.answers_to_drop = 1  # the lab stores message 2; its answer never reaches the client
+    live.send(events[3:6])
+    live.send(events[6:9])
+
+    assert relay.answers_to_drop == 0  # the drop happened
+    assert (live.acked, live.pending) == (3, {})
+    assert stored(live.session_id) == events[:9]
 
 
 def test_an_existing_session_is_continued_where_the_lab_left_it(lab, token):  # noqa: F811

@@ -21,6 +21,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 LOOP_ROW = "ae-chatglm2-ascii-wall"  # ChatGLM2-6B draws one box wall for 24,000 characters
 NORMAL_ROW = "ae-gpt4turbo-sudoku-grids"  # repeated grid lines, not a loop
+LONG_NORMAL_ROW = "doc-alpaca-eval-readme"  # 84,461 characters: 21,117 chunks, far more than any buffer
 UPSTREAM_KEY = "sk-upstream-secret"
 MESSAGES = [{"role": "user", "content": "Can you make ASCII art?"}]
 
@@ -114,6 +115,20 @@ def test_a_normal_stream_passes_through_unchanged_and_its_session_is_closed(lab,
     assert (session.state, session.event_count) == ("closed", len(row_events(row)) + 1)
     assert stored_events(session) == [*row_events(row), {"type": "finish", "reason": "stop"}]
     assert not Detection.objects.filter(session=session, action="stop").exists()
+
+
+def test_a_client_that_hangs_up_mid_stream_makes_the_proxy_hang_up_upstream(lab, token, user):  # noqa: F811
+    row = corpus_row(LONG_NORMAL_ROW)
+    with StubUpstream(row) as stub:
+        client = proxied(lab, stub, token)
+        stream = client.chat.completions.create(model="gpt-4o", messages=MESSAGES, stream=True)
+        first = [next(stream) for _ in range(3)]
+        stream.close()
+        assert stub.done.wait(timeout=60)
+
+    assert [c.choices[0].delta.content for c in first] == ["", row["text"][:4], row["text"][4:8]]
+    assert stub.hung_up and stub.sent < len(stub.chunks)
+    assert Session.objects.get(uploader=user).state == "live"  # left for the stalled sweep
 
 
 def test_a_whole_looping_completion_gets_the_loop_finish_reason(lab, token, user):  # noqa: F811
