@@ -26,23 +26,11 @@ class LoopDetected(Exception):
     def __init__(self, detection: dict, *, origin: str = "local"):
         self.detection = detection
         self.origin = origin  # "local" (a Monitor in this process) or "server" (the lab)
+        self.detector: str = detection.get("detector", "")
+        self.type: str = detection.get("type", "")
+        self.action: str = detection.get("action", "")
+        self.message: str = detection.get("message", "")
         super().__init__(f"{self.detector} ({self.action}): {self.message}")
-
-    @property
-    def detector(self) -> str:
-        return self.detection.get("detector", "")
-
-    @property
-    def type(self) -> str:
-        return self.detection.get("type", "")
-
-    @property
-    def action(self) -> str:
-        return self.detection.get("action", "")
-
-    @property
-    def message(self) -> str:
-        return self.detection.get("message", "")
 
 
 def first_stop(detections: Iterable[dict], actions: Iterable[str] = STOP_ACTIONS) -> dict | None:
