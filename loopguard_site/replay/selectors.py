@@ -7,7 +7,8 @@ from collections.abc import Iterator
 
 from django.db.models import QuerySet
 
-from detector.config import Config, builtin_config
+from detector.config import Config
+from loopguard_site.profiles.selectors import profiles_config
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.selectors import session_list
 
@@ -25,9 +26,9 @@ SESSION_FILTER_KEYS = {
 
 
 def replay_config() -> Config:
-    """The profiles replays run. The built-in ones for now; stored profiles
-    (issue 8) will join them here."""
-    return builtin_config()
+    """The profiles replays may run: the built-in ones and the latest version
+    of every stored one."""
+    return profiles_config()
 
 
 def profile_names() -> list[str]:

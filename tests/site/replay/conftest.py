@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from detector.importers import parse_path
+from detector.monitor import Monitor
 from loopguard_site.accounts.services import api_token_create
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.services import session_create_from_events
@@ -37,6 +39,7 @@ def store_demo(name: str, *, tags: tuple[str, ...] = ()) -> Session:
     )
 
 
+@functools.cache
 def scan_json(name: str, profile: str) -> dict:
     """`loopguard scan --json --profile PROFILE` on a demo file, run as a real command."""
     result = subprocess.run(
@@ -45,6 +48,23 @@ def scan_json(name: str, profile: str) -> dict:
     )  # fmt: skip
     assert result.returncode in (0, 1), result.stderr
     return json.loads(result.stdout)
+
+
+def scan_count(name: str, profile: str) -> int:
+    """How many detections `loopguard scan` finds: the tests take counts from
+    the detectors, which other work tunes, rather than writing them down."""
+    return len(scan_json(name, profile)["detections"])
+
+
+def first_firing_seq(name: str, profile: str) -> int | None:
+    """The seq (from 1) of the event whose feed fired the profile's first
+    detection on a demo file, straight from the detector library."""
+    transcript = parse_path(DEMO_DIR / name, "events")
+    monitor = Monitor(profile, model=transcript.model or "")
+    for seq, event in enumerate(transcript.events, start=1):
+        if monitor.feed(event):
+            return seq
+    return None
 
 
 def stored_detections(session: Session, profile: str) -> list[dict]:

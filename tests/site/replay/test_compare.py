@@ -9,7 +9,7 @@ from loopguard_site.replay.compare import compare_profiles
 from loopguard_site.replay.metrics import ProfileMetrics
 from loopguard_site.replay.services import replay_job_create, replay_job_session_execute
 
-from .conftest import store_demo
+from .conftest import first_firing_seq, scan_count, scan_json, store_demo
 
 RIDDLE = "loop-reasoning-two-exits-riddle.jsonl"
 TOOLS = "loop-tools-readmediafile.jsonl"
@@ -33,15 +33,18 @@ def test_it_lists_differing_detections_and_which_profile_fired_first(user):
     assert list(rows) == [riddle.pk, tools.pk, clean.pk]
     assert [(r.label, r.earlier, r.common, len(r.only["default"]), len(r.only["seed000"])) for r in rows.values()] == [
         ("loop", "default", 0, 1, 0),
-        (None, "default", 0, 8, 0),
+        (None, "default", 0, scan_count(TOOLS, "default"), 0),
         ("normal", None, 0, 0, 0),
     ]
-    first = rows[riddle.pk].first["default"]
-    assert (first.channel, first.start, first.at, first.event_seq) == ("reasoning", 1657, 2940, 76)
+    first, expected = rows[riddle.pk].first["default"], scan_json(RIDDLE, "default")["detections"][0]
+    assert (first.channel, first.start, first.at, first.event_seq) == (
+        expected["channel"], expected["start"], expected["at"], first_firing_seq(RIDDLE, "default")
+    )  # fmt: skip
+    delay = expected["at"] - expected["start"]
     assert rows[riddle.pk].first["seed000"] is None
     assert [r.differs for r in rows.values()] == [True, True, False]
     assert result.metrics == {
-        "default": ProfileMetrics(1, 1, 1, 0, 1.0, 1.0, 2940 - 1657, 2940 - 1657),
+        "default": ProfileMetrics(1, 1, 1, 0, 1.0, 1.0, delay, delay),
         "seed000": ProfileMetrics(1, 1, 0, 0, None, 0.0, None, None),
     }
 
@@ -53,7 +56,9 @@ def test_the_same_detections_under_both_profiles_are_common_and_fire_together(us
 
     (row,) = compare_profiles(session_ids=[tools.pk], profile_a="default", profile_b="preview").sessions
 
-    assert (row.common, row.only, row.earlier, row.differs) == (8, {"default": [], "preview": []}, "same", False)
+    assert (row.common, row.only, row.earlier, row.differs) == (
+        scan_count(TOOLS, "default"), {"default": [], "preview": []}, "same", False
+    )  # fmt: skip
 
 
 @pytest.mark.django_db
