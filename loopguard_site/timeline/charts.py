@@ -149,6 +149,12 @@ def timeline_figure(
         *_checkpoint_traces(checkpoints, x, lanes, max_points),
         *_detection_traces(detections, streams, axis, x, lanes, max_points),
     ]
+    # One legend entry per kind of trace (a kind may have a trace per lane); clicking it toggles them all.
+    named: set[str] = set()
+    for trace in traces:
+        trace["legendgroup"] = trace["name"]
+        trace["showlegend"] = trace["name"] not in named
+        named.add(trace["name"])
     title = (
         "stream position (characters of reasoning and content, one per tool call)" if axis == "offset" else "time (s)"
     )
@@ -157,7 +163,7 @@ def timeline_figure(
         "layout": {
             "height": 90 + 34 * max(len(lanes.names), 1),
             "margin": {"l": 200, "r": 20, "t": 40, "b": 50},
-            "xaxis": {"title": {"text": title}, "zeroline": False, "rangemode": "tozero"},
+            "xaxis": {"title": {"text": title}, "zeroline": False},
             "yaxis": {
                 "type": "category", "categoryorder": "array", "categoryarray": lanes.names,
                 "autorange": "reversed", "fixedrange": True,

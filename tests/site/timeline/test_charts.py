@@ -114,3 +114,12 @@ def test_every_trace_is_bounded_for_a_huge_session():
     }  # fmt: skip
     first = traces(fig)["turns"]["hovertext"][0]
     assert first == "500 turns here; the first:<br>turn 1"
+
+
+def test_traces_of_one_kind_on_several_lanes_share_one_legend_entry():
+    streams = streams_from_events(enumerate(EVENTS, start=1))
+    other = {**DETECTION, "id": 43, "detector": "other_loop"}
+    fig = timeline_figure(streams, [DETECTION, other], [])
+    stops = [(t["y"], t["legendgroup"], t["showlegend"]) for t in fig["data"] if t["name"] == "detection: stop"]
+    assert stops == [(["text_loop"], "detection: stop", True), (["other_loop"], "detection: stop", False)]
+    assert all(t["showlegend"] for t in fig["data"] if t["name"] != "detection: stop")

@@ -84,7 +84,10 @@ def test_the_page_highlights_the_loop_draws_the_timeline_and_scrolls_to_a_clicke
     marker = driver.find_elements(By.CSS_SELECTOR, "#timeline-plot .scatterlayer .trace:last-child .point")
     assert len(marker) == 1
     driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", marker[0])
-    ActionChains(driver).move_to_element(marker[0]).click().perform()
+    ActionChains(driver).move_to_element(marker[0]).perform()
+    hover = wait_for(driver, "#timeline-plot .hoverlayer .hovertext").text
+    assert f"{d.detector} · {d.type} · {d.action}" in hover and f"period {d.period} · repeats {d.repeats}" in hover
+    ActionChains(driver).click().perform()
     flashed = wait_until(driver, FLASHED.replace("return", "const f =", 1) + " return f.length ? f : null;")
     assert flashed[0] == ["marker marker-onset flash", str(d.pk)] and len(flashed) == 2 + tiles
     assert driver.execute_script(FLASH_VISIBLE) > 0
@@ -116,6 +119,24 @@ def test_the_tool_list_marks_repeats_and_a_tool_detection_scrolls_to_its_calls(
     assert [index for _, index in flashed] == [*(r.get_attribute("data-detections") for r in rows[: first.end])] + [
         str(first.pk)
     ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_time_axis_toggle_redraws_the_timeline_in_seconds(
+    chromium_driver, daphne_live_server, django_user_model, tmp_path
+):
+    driver = chromium_driver
+    session = replayed_demo("claude-code-thinking-session.jsonl")
+    user = django_user_model.objects.create_user("viewer")
+    open_page(driver, daphne_live_server, user, f"/sessions/{session.pk}/", tmp_path, "claude-code")
+    title = "return document.querySelector('#timeline-plot .g-xtitle').textContent"
+    assert driver.execute_script(title).startswith("stream position")
+
+    driver.find_element(By.CSS_SELECTOR, '.axis-toggle button[data-axis="time"]').click()
+
+    assert wait_until(driver, title + " === 'time (s)'")
+    pressed = [b.get_attribute("aria-pressed") for b in driver.find_elements(By.CSS_SELECTOR, ".axis-toggle button")]
+    assert pressed == ["false", "true"]
 
 
 def big_session_events() -> list[dict]:
@@ -159,3 +180,14 @@ def test_a_one_megabyte_session_renders_a_bounded_page(
     assert counts["text"] <= 3000 + 20 * 8000 + 2000
     assert counts["points"] <= 400 * 3 * 20
     assert counts["all"] < 20_000
+
+    # The rightmost marker points far beyond the windows shown: a click loads its window, then flashes it.
+    trace = driver.execute_script("""const data = document.getElementById('timeline-plot').data;
+        const last = data.map(t => Math.max(...t.x.filter(x => x !== null)));
+        return last.indexOf(Math.max(...last.filter((_, i) => !data[i].mode.includes('lines'))));""")
+    points = driver.find_elements(By.CSS_SELECTOR, f"#timeline-plot .scatterlayer .trace:nth-child({trace + 1}) .point")
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", points[-1])
+    ActionChains(driver).move_to_element(points[-1]).click().perform()
+    flashed = wait_until(driver, "return [...document.querySelectorAll('.tool-row.flash')].map(e => +e.dataset.index)")
+    assert min(flashed) > 24_000
+    assert driver.execute_script("return document.getElementsByTagName('*').length") < counts["all"] + 2 * 100 * 10
