@@ -19,6 +19,7 @@ COMMANDS = {
     "convert": "detector.cli.convert",
     "lab": "loopguard_site.cli.lab",
     "import": "loopguard_site.cli.import_sessions",
+    "replay": "loopguard_site.cli.replay",
 }
 
 

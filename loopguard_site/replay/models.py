@@ -13,15 +13,20 @@ from django.db import models
 from loopguard_site.transcripts.models import Session
 
 
+class ReplayState(models.TextChoices):
+    """The states of a job and of each of its runs."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
 class ReplayJob(models.Model):
     """Sessions × profiles replayed together; its counters drive the progress bar."""
 
-    class State(models.TextChoices):
-        QUEUED = "queued"
-        RUNNING = "running"
-        DONE = "done"
-        FAILED = "failed"
-        CANCELLED = "cancelled"
+    State = ReplayState
 
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created = models.DateTimeField(auto_now_add=True, db_index=True)
@@ -46,12 +51,7 @@ class ReplayJob(models.Model):
 class ReplayRun(models.Model):
     """One session through one profile within a job, and its summary."""
 
-    class State(models.TextChoices):
-        QUEUED = "queued"
-        RUNNING = "running"
-        DONE = "done"
-        FAILED = "failed"
-        CANCELLED = "cancelled"
+    State = ReplayState
 
     job = models.ForeignKey(ReplayJob, on_delete=models.CASCADE, related_name="runs")
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="replay_runs")

@@ -212,20 +212,9 @@ def replay_job_create(
     """A job replaying the chosen sessions (a list of ids, or all sessions,
     optionally filtered) through each profile; its tasks are enqueued once
     the job is committed."""
-    profiles = _checked_profiles(profiles)
-    if all_sessions == (session_ids is not None):
-        raise ReplayRequestError('give either "sessions": [ids] or "all": true', field="sessions")
-    if all_sessions:
-        session_filter = _checked_filter({} if session_filter is None else session_filter)
-        chosen = list(session_ids_matching(session_filter))
-        selection: dict = {"all": True, "filter": session_filter}
-        if not chosen:
-            raise ReplayRequestError("no session matches the filter", field="filter")
-    else:
-        if session_filter is not None:
-            raise ReplayRequestError('a filter applies to "all": true only', field="filter")
-        chosen = _checked_session_ids(session_ids)
-        selection = {"sessions": chosen}
+    chosen, profiles, selection = replay_targets(
+        profiles=profiles, session_ids=session_ids, all_sessions=all_sessions, session_filter=session_filter
+    )
     with transaction.atomic():
         job = ReplayJob.objects.create(
             created_by=user, profiles=profiles, selection=selection, total=len(chosen) * len(profiles)
@@ -236,6 +225,31 @@ def replay_job_create(
         )
         transaction.on_commit(lambda: _dispatch(job.pk))
     return job
+
+
+def replay_targets(
+    *,
+    profiles: object,
+    session_ids: object = None,
+    all_sessions: bool = False,
+    session_filter: object = None,
+) -> tuple[list[int], list[str], dict]:
+    """What a replay request picks, checked: the session ids, the profile
+    names (duplicates dropped) and the selection as a job records it; a
+    `ReplayRequestError` naming the field otherwise."""
+    profiles = _checked_profiles(profiles)
+    if all_sessions == (session_ids is not None):
+        raise ReplayRequestError('give either "sessions": [ids] or "all": true', field="sessions")
+    if all_sessions:
+        session_filter = _checked_filter({} if session_filter is None else session_filter)
+        chosen = list(session_ids_matching(session_filter))
+        if not chosen:
+            raise ReplayRequestError("no session matches the filter", field="filter")
+        return chosen, profiles, {"all": True, "filter": session_filter}
+    if session_filter is not None:
+        raise ReplayRequestError('a filter applies to "all": true only', field="filter")
+    chosen = _checked_session_ids(session_ids)
+    return chosen, profiles, {"sessions": chosen}
 
 
 def _dispatch(job_id: int, after_session_id: int = 0, queue: str | None = None) -> None:
