@@ -10,19 +10,21 @@ import shutil
 import pytest
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from loopguard_site.replay.services import replay_session
 from loopguard_site.transcripts.services import session_create_from_events
 from tests.browser import WAIT_SECONDS, login, wait_for
 
-from .conftest import REASONING_LOOP, TOOLS_LOOP, replayed_demo
+from .conftest import REASONING_LOOP, TOOLS_LOOP, monitor_results, replayed_demo
 
 # Where a copy of each screenshot goes for a human to look at (unset: only the test's tmp folder).
 SCREENSHOT_DIR = os.environ.get("LOOPGUARD_SCREENSHOT_DIR", "")
 
 FLASHED = """return [...document.querySelectorAll('.flash')].map(e =>
     [e.className, e.dataset.detection || e.dataset.detections || e.dataset.index || '']);"""
+FLASHED_PIECES = """const f = [...document.querySelectorAll('.piece.flash')];
+return f.length ? f.map(e => [+e.dataset.s, +e.dataset.e]) : null;"""
 # Is the first flashed element inside the visible part of its scroll box?
 FLASH_VISIBLE = """const el = document.querySelector('.flash');
 const box = el.closest('.channel-text, .tool-list').getBoundingClientRect();
@@ -98,6 +100,18 @@ def test_the_page_highlights_the_loop_draws_the_timeline_and_scrolls_to_a_clicke
     driver.execute_script("arguments[0].click()", gap)
     wait_until(driver, f"return document.querySelector('.text-window[data-end=\"{end}\"]')")
     assert driver.find_elements(By.CSS_SELECTOR, ".channel-text button.gap") == []
+
+    # The profile selector reloads the page with seed000's checkpoint evaluations; a click on one flashes its range.
+    Select(driver.find_element(By.ID, "profile-select")).select_by_value("seed000")
+    wait_until(driver, "return location.search === '?profile=seed000' && document.querySelector('.js-plotly-plot')")
+    lanes = driver.execute_script("return document.getElementById('timeline-plot').layout.yaxis.categoryarray")
+    assert lanes == ["reasoning", "turns", "reasoning_checkpoint checkpoints"]
+    checkpoint = driver.find_elements(By.CSS_SELECTOR, "#timeline-plot .scatterlayer .trace:last-child .point")[0]
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", checkpoint)
+    ActionChains(driver).move_to_element(checkpoint).click().perform()
+    flashed = wait_until(driver, FLASHED_PIECES)
+    first = min(monitor_results(REASONING_LOOP, "seed000")[1], key=lambda c: c["checkpoint"])
+    assert flashed[0][0] <= first["start"] < flashed[0][1] and flashed[-1][0] < first["end"] <= flashed[-1][1]
 
 
 @pytest.mark.django_db(transaction=True)
