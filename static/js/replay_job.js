@@ -26,8 +26,12 @@
   function connect() {
     const scheme = location.protocol === "https:" ? "wss://" : "ws://";
     const socket = new WebSocket(scheme + location.host + section.dataset.wsPath);
-    socket.onmessage = (message) => show(JSON.parse(message.data));
+    socket.onmessage = (message) => {
+      show(JSON.parse(message.data));
+      section.dataset.socket = "following";  // the snapshot came: every push from now on reaches the page
+    };
     socket.onclose = (event) => {
+      section.dataset.socket = "closed";
       // 4401/4404: not logged in or no such job; anything else: reconnect.
       if (event.code !== 4401 && event.code !== 4404 && !FINISHED.includes(stateBadge.textContent)) {
         setTimeout(connect, 2000);

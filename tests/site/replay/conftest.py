@@ -18,6 +18,7 @@ from detector.monitor import Monitor
 from loopguard_site.accounts.services import api_token_create
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.services import session_create_from_events
+from tests.browser import chromium_driver, daphne_live_server  # noqa: F401 (fixtures)
 from tests.shared_paths import REPO_ROOT
 
 DEMO_DIR = REPO_ROOT / "fixtures" / "demo"
