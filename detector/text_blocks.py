@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .period import PeriodTracker
 from .repeated_region import RepeatedRegion
@@ -57,8 +57,9 @@ LEADING_LIST_NUMBER = re.compile(r"\d+[.)]\s+")
 TWO_LETTERS = re.compile(r"[^\W\d_].*?[^\W\d_]", re.DOTALL)
 
 
-@dataclass(frozen=True, slots=True)
-class Block:
+class Block(NamedTuple):
+    """One block of the stream (a tuple: made at every boundary, so cheap to build)."""
+
     start: int  # channel offset where the block's raw text begins
     raw: str  # the exact text, leading whitespace included
     lead: int  # leading whitespace characters in `raw`
