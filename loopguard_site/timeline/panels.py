@@ -23,7 +23,6 @@ HEAD_CALLS = 50
 CONTEXT_CALLS = 2
 PAGE_CALLS = 100
 MAX_DETECTION_WINDOWS = 20
-LISTED = 100  # detections, and checkpoint evaluations, listed by name on the page
 ARGS_CHARS = 300  # tool arguments shown in the list
 
 

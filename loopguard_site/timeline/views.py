@@ -11,18 +11,8 @@ from detector.events import TEXT_CHANNELS
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.selectors import session_get
 
-from .charts import clickable_detections, timeline_figure
-from .panels import (
-    CONTEXT_CALLS,
-    CONTEXT_CHARS,
-    LISTED,
-    PAGE_CALLS,
-    PAGE_CHARS,
-    text_panel,
-    text_window,
-    tool_panel,
-    tool_window,
-)
+from .page import session_page_parts
+from .panels import text_window, tool_window
 from .selectors import session_checkpoint_rows, session_detection_rows, session_profiles, session_streams
 
 
@@ -39,38 +29,12 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
     session = _session_or_404(pk)
     profiles = session_profiles(pk)
     profile = request.GET.get("profile") or (profiles[0] if profiles else "")
-    streams = session_streams(session)
-    detections = session_detection_rows(session_id=pk, profile=profile)
-    checkpoints = session_checkpoint_rows(session_id=pk, profile=profile)
-    figures = {"offset": timeline_figure(streams, detections, checkpoints, axis="offset")}
-    if streams.has_time:
-        figures["time"] = timeline_figure(streams, detections, checkpoints, axis="time")
-    # Markers and list entries scroll the text to a detection: the page needs those, not all.
-    clickable = set().union(
-        *(clickable_detections(f) for f in figures.values()), (d["id"] for d in detections[:LISTED])
+    parts = session_page_parts(
+        session_streams(session),
+        session_detection_rows(session_id=pk, profile=profile),
+        session_checkpoint_rows(session_id=pk, profile=profile),
     )
-    context = {
-        "session": session,
-        "profiles": profiles,
-        "profile": profile,
-        "detections": detections[:LISTED],
-        "detection_count": len(detections),
-        "checkpoints": checkpoints[:LISTED],
-        "checkpoint_count": len(checkpoints),
-        "text_panels": [text_panel(c, streams.texts[c], detections) for c in TEXT_CHANNELS if streams.texts[c]],
-        "tool_panel": tool_panel(streams.tool_calls, detections) if streams.tool_calls else None,
-        "figures": figures,
-        # What the page's script needs to scroll to a detection's span.
-        "targets": {
-            "detections": {
-                d["id"]: {k: d[k] for k in ("channel", "start", "end", "at")}
-                for d in detections
-                if d["id"] in clickable
-            },
-            "pages": {"chars": PAGE_CHARS, "calls": PAGE_CALLS},
-            "context": {"chars": CONTEXT_CHARS, "calls": CONTEXT_CALLS},
-        },
-    }
+    context = {"session": session, "profiles": profiles, "profile": profile, **parts}
     return render(request, "timeline/session_detail.html", context)
 
 
