@@ -52,6 +52,11 @@ def replay_job_get(job_id: int) -> ReplayJob | None:
     return ReplayJob.objects.filter(pk=job_id).first()
 
 
+def recent_jobs(limit: int = 20) -> list[ReplayJob]:
+    """The newest jobs, for the replay page's list."""
+    return list(ReplayJob.objects.select_related("created_by").order_by("-created", "-id")[:limit])
+
+
 def job_runs_of_session(*, job_id: int, session_id: int) -> list[ReplayRun]:
     return list(ReplayRun.objects.filter(job_id=job_id, session_id=session_id).select_related("session").order_by("id"))
 

@@ -13,7 +13,7 @@ from loopguard_site.transcripts.selectors import session_list
 from .compare import compare_profiles
 from .forms import CompareForm, ReplayForm
 from .messages import job_progress
-from .selectors import replay_job_get
+from .selectors import recent_jobs, replay_job_get
 from .services import ReplayRequestError, replay_job_create
 
 FORM_SESSIONS = 200  # newest sessions offered as tick boxes; older ones through "all" and a filter
@@ -40,7 +40,7 @@ def replay_new(request: HttpRequest) -> HttpResponse:
             form.add_error(exc.field if exc.field in form.fields else None, str(exc))
         else:
             return redirect("replay:job_detail", job_id=job.pk)
-    return render(request, "replay/replay_new.html", {"form": form})
+    return render(request, "replay/replay_new.html", {"form": form, "jobs": recent_jobs()})
 
 
 @login_required

@@ -114,3 +114,15 @@ def test_the_compare_page_shows_metrics_and_differences(browser, user):
 def test_the_compare_page_refuses_one_profile_twice(browser):
     page = browser.get("/replays/compare?a=default&b=default").content.decode()
     assert "pick two different profiles" in page
+
+
+@pytest.mark.django_db
+def test_the_replay_page_lists_recent_jobs_and_every_page_links_to_it(browser, user):
+    job = replay_job_create(user=user, profiles=["default", "gemini"], session_ids=[store_demo(TOOLS).pk])
+
+    page = browser.get("/replays/new").content.decode()
+    home = browser.get("/").content.decode()
+
+    assert f'<td><a href="/replays/{job.pk}">#{job.pk}</a></td>' in page
+    assert '<td>default, gemini</td>\n      <td><span class="state state-queued">queued</span></td>' in page
+    assert '<a href="/replays/new">Replay</a> <a href="/replays/compare">Compare</a>' in home
