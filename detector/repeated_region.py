@@ -30,8 +30,9 @@ class RepeatedRegion:
         if self.kind == "short_unit":
             what = f"the same {self.period:,}-character phrase"
         else:
-            parts = "part" if self.blocks == 1 else f"{self.blocks} parts"
-            what = f"the same {self.period:,}-character passage ({parts})"
+            what = f"the same {self.period:,}-character passage"
+            if self.blocks > 1:
+                what += f" ({self.blocks} sentences or lines)"
             if self.kind == "counter_cycle":
-                what += ", only its numbers counting up,"
+                what += ", its numbers counting up,"
         return f"{what} repeated {self.repeats:,} times since offset {self.start:,}"

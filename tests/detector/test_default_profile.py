@@ -151,7 +151,7 @@ def test_a_detection_explains_itself():
     assert found.message == "the same 2-character phrase repeated 30 times since offset 3"
     (found,) = detect("".join(f"Episode {i}: The Rings of Power. " for i in range(1, 30)))
     assert found.message == (
-        "the same 31-character passage (2 parts), only its numbers counting up, repeated 5 times since offset 0"
+        "the same 31-character passage (2 sentences or lines), its numbers counting up, repeated 5 times since offset 0"
     )
 
 
@@ -170,6 +170,11 @@ REAL_LOOPS_FROM_LABEL = [
     ("gh-vllm-25977-qwen3-boxed", "block_cycle", 135, 269),
     ("ae-guanaco13b-n-ball", "counter_cycle", 132, 659),
 ]
+
+
+def test_a_one_block_passage_reads_simply():
+    (found,) = detect("| Topic | Count |\n|---|---|\n" + "| Merchant Navy Careers in Transportation | 1 |\n" * 8)
+    assert found.message == "the same 48-character passage repeated 4 times since offset 28"
 
 
 @pytest.mark.parametrize(("row_id", "kind", "period", "delay"), REAL_LOOPS_FROM_LABEL)
