@@ -6,6 +6,8 @@ version never changes when built-in defaults do; saving or importing a
 profile adds a version, it never edits one.
 """
 
+import json
+
 from django.conf import settings
 from django.db import models
 
@@ -41,7 +43,9 @@ class TuningJob(models.Model):
 class ProfileVersion(models.Model):
     name = models.CharField(max_length=100)
     version = models.PositiveIntegerField()
-    table = models.JSONField(help_text="the profile's table in a config file (models, description, detectors)")
+    # JSON text, not a JSONField: PostgreSQL's jsonb does not keep key order,
+    # and the order of a profile's detectors is the order they report in.
+    table_json = models.TextField(help_text="the profile's table in a config file (models, description, detectors)")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created = models.DateTimeField(auto_now_add=True)
     tuning_job = models.ForeignKey(TuningJob, null=True, blank=True, on_delete=models.SET_NULL)
@@ -53,6 +57,10 @@ class ProfileVersion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} v{self.version}"
+
+    @property
+    def table(self) -> dict:
+        return json.loads(self.table_json)
 
     @property
     def models(self) -> list[str]:

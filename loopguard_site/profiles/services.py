@@ -3,6 +3,7 @@ imported from a config file) and tuning jobs."""
 
 from __future__ import annotations
 
+import json
 import re
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -51,7 +52,12 @@ def profile_version_create(
             with transaction.atomic():
                 latest = ProfileVersion.objects.filter(name=name).aggregate(v=Max("version"))["v"] or 0
                 return ProfileVersion.objects.create(
-                    name=name, version=latest + 1, table=table, created_by=user, tuning_job=tuning_job, origin=origin
+                    name=name,
+                    version=latest + 1,
+                    table_json=json.dumps(table),
+                    created_by=user,
+                    tuning_job=tuning_job,
+                    origin=origin,
                 )
         except IntegrityError:
             continue
@@ -68,7 +74,9 @@ def profile_from_tuning(
     models = [job.model_glob] if models is None else models
     if not isinstance(models, list) or not all(isinstance(m, str) and m for m in models):
         raise ProfileError('"models" must be a list of model-name globs', field="models")
-    table = {**job.result["profile"], "models": models}
+    # The result is jsonb (key order lost): the detectors go back in the order tuning ran them.
+    tuned = job.result["profile"]
+    table = {"models": models, **{name: tuned[name] for name in job.result["detector_order"]}}
     table["description"] = f"tuned by job {job.pk} from {job.base_profile} on {job.sessions} labelled sessions"
     try:
         profile = loads_config_table(name, table)

@@ -168,6 +168,7 @@ class TuningResult:
             "flips": self.flips,
             "evaluations": self.evaluations,
             "profile": self.profile.to_dict(),
+            "detector_order": list(self.profile.detectors),  # a JSON object's key order may not be kept
         }
 
 

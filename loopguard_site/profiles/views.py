@@ -9,7 +9,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
 from .diff import profile_diff
-from .selectors import latest_versions, profile_versions, profiles_config, tuning_job_get, tuning_progress
+from .selectors import latest_versions, profile_versions, profiles_config, tuning_job_get
 from .services import ProfileError, profile_from_tuning, tuning_job_create
 
 
@@ -70,6 +70,5 @@ def tuning_detail(request: HttpRequest, job_id: int) -> HttpResponse:
             error = str(exc)
         else:
             return redirect("profiles:profile_detail", name=version.name)
-    return render(
-        request, "profiles/tuning_detail.html", {"job": job, "progress": tuning_progress(job), "error": error}
-    )
+    metrics = [("before", job.result["before"]), ("after", job.result["after"])] if job.result else []
+    return render(request, "profiles/tuning_detail.html", {"job": job, "metrics": metrics, "error": error})

@@ -162,14 +162,16 @@ def _item_labels(session_ids: Iterable[int] | None) -> dict[int, list[ItemLabels
     )
     out: dict[int, list[ItemLabels]] = defaultdict(list)
     for (session_id, item), rows in grouped.items():
-        starts = tuple(r.start for r in rows if r.label in (TRUE_LOOP, MISSED_LOOP) and r.start is not None)
+        loops = [r for r in rows if r.label in (TRUE_LOOP, MISSED_LOOP) and r.start is not None]
+        # Reviewers marking a missed loop on different channels: the first reviewer's channel counts.
+        channel = loops[0].channel if loops else ""
         out[session_id].append(
             ItemLabels(
                 item=item,
                 labels=tuple(r.label for r in rows),
                 adjudicated=adjudicated.get((session_id, item)),
-                channel=next((r.channel for r in rows if r.label in (TRUE_LOOP, MISSED_LOOP)), ""),
-                starts=starts,
+                channel=channel,
+                starts=tuple(r.start for r in loops if r.channel == channel),
             )
         )
     return out

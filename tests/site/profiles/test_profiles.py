@@ -55,6 +55,9 @@ def test_a_tuning_job_on_labelled_sessions_removes_the_false_positive(reviewer):
         "tuning",
     )
     assert version.table["tool_dedup"]["min_occurrences"] == 3
+    # the detectors keep their order (the order they report in), whatever the database does with JSON
+    assert list(version.table) == ["models", "description", "text_loop", "tool_repetition", "tool_dedup"]
+    assert list(profiles_config().select("loose").detectors) == ["text_loop", "tool_repetition", "tool_dedup"]
     assert version.models == ["gpt-4o*", "*kimi*"]
 
 
