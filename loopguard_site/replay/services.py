@@ -35,6 +35,7 @@ from .selectors import (
     job_runs_of_session,
     profile_names,
     replay_config,
+    replay_job_get,
     session_ids_matching,
 )
 
@@ -169,12 +170,15 @@ def _run_finished(run: ReplayRun, state: str, *, summary: ReplaySummary | None =
     )
 
 
+def _claimable(claim: str) -> Q:
+    return Q(state=ReplayRun.State.QUEUED) | Q(state=ReplayRun.State.RUNNING, claimed_by=claim)
+
+
 def replay_run_claim(*, run_id: int, claim: str) -> bool:
     """Take the run for the task `claim`: a queued run, or one this same task
     had claimed before (a redelivery after its worker died, or a retry).
     Exactly one of several tasks racing for a run gets True."""
-    claimable = Q(state=ReplayRun.State.QUEUED) | Q(state=ReplayRun.State.RUNNING, claimed_by=claim)
-    taken = ReplayRun.objects.filter(claimable, pk=run_id).update(
+    taken = ReplayRun.objects.filter(_claimable(claim), pk=run_id).update(
         state=ReplayRun.State.RUNNING, claimed_by=claim, attempts=F("attempts") + 1, started=timezone.now()
     )
     return taken == 1
@@ -187,9 +191,7 @@ def replay_job_session_execute(*, job_id: int, session_id: int, claim: str) -> N
     for run in job_runs_of_session(job_id=job_id, session_id=session_id):
         if not replay_run_claim(run_id=run.pk, claim=claim):
             continue
-        ReplayJob.objects.filter(pk=job_id, state=ReplayJob.State.QUEUED).update(
-            state=ReplayJob.State.RUNNING, started=timezone.now()
-        )
+        _job_started(job_id)
         try:
             replay_session(session=run.session, profile_name=run.profile, run=run)
         except (OperationalError, InterfaceError):
@@ -197,7 +199,29 @@ def replay_job_session_execute(*, job_id: int, session_id: int, claim: str) -> N
         except Exception as exc:  # noqa: BLE001 - any other failure belongs to this run alone
             with transaction.atomic():
                 _run_finished(run, ReplayRun.State.FAILED, error=f"{type(exc).__name__}: {exc}")
-        job = ReplayJob.objects.get(pk=job_id)
+        _progress(job_id)
+
+
+def replay_session_runs_abandon(*, job_id: int, session_id: int, claim: str, error: str) -> None:
+    """Record as failed the session's runs a task gave up on (its own, or
+    still queued), so the job still finishes and says why."""
+    for run in job_runs_of_session(job_id=job_id, session_id=session_id):
+        with transaction.atomic():
+            if ReplayRun.objects.filter(_claimable(claim), pk=run.pk).update(state=ReplayRun.State.FAILED):
+                _job_started(job_id)
+                _run_finished(run, ReplayRun.State.FAILED, error=error)
+    _progress(job_id)
+
+
+def _job_started(job_id: int) -> None:
+    ReplayJob.objects.filter(pk=job_id, state=ReplayJob.State.QUEUED).update(
+        state=ReplayJob.State.RUNNING, started=timezone.now()
+    )
+
+
+def _progress(job_id: int) -> None:
+    job = replay_job_get(job_id)
+    if job is not None:
         send_job_progress(job)
 
 

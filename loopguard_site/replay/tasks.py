@@ -8,10 +8,21 @@ database outage is retried with backoff, under the same task id too.
 
 from __future__ import annotations
 
-from celery import shared_task
+from celery import Task, shared_task
 from django.db import InterfaceError, OperationalError
 
-from .services import replay_job_enqueue_chunk, replay_job_session_execute
+from .services import replay_job_enqueue_chunk, replay_job_session_execute, replay_session_runs_abandon
+
+
+class SessionRunsTask(Task):
+    def on_failure(self, exc, task_id, args, kwargs, einfo) -> None:
+        # Out of retries (or a bug): fail the session's runs rather than leave
+        # them running forever, so the job still finishes.
+        job_id, session_id = args
+        replay_session_runs_abandon(
+            job_id=job_id, session_id=session_id, claim=task_id, error=f"{type(exc).__name__}: {exc}"
+        )
+
 
 RELIABLE = {
     "bind": True,
@@ -30,6 +41,6 @@ def replay_job_dispatch(self, job_id: int, after_session_id: int = 0) -> None:
     replay_job_enqueue_chunk(job_id=job_id, after_session_id=after_session_id, queue=queue)
 
 
-@shared_task(**RELIABLE)
+@shared_task(base=SessionRunsTask, **RELIABLE)
 def replay_session_runs(self, job_id: int, session_id: int) -> None:
     replay_job_session_execute(job_id=job_id, session_id=session_id, claim=self.request.id)

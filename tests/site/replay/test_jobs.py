@@ -15,6 +15,7 @@ from loopguard_site.replay.services import (
     replay_job_create,
     replay_job_session_execute,
     replay_run_claim,
+    replay_session_runs_abandon,
 )
 from loopguard_site.transcripts.services import session_create_from_events
 
@@ -250,3 +251,44 @@ def test_a_stored_profile_can_be_replayed_by_name(user):
     assert sorted(map(repr, stored_detections(session, "strict"))) == sorted(
         map(repr, scan_json(TOOLS, "default")["detections"])
     )
+
+
+@pytest.mark.django_db
+def test_a_task_that_gives_up_fails_its_sessions_runs_and_the_job_finishes(user):
+    first, second = store_demo(CLEAN), store_demo(TOOLS)
+    job = replay_job_create(user=user, profiles=["default", "gemini"], session_ids=[first.pk, second.pk])
+    replay_job_session_execute(job_id=job.pk, session_id=first.pk, claim="t1")
+    runs = job.runs.filter(session=second).order_by("id")
+    assert replay_run_claim(run_id=runs[0].pk, claim="t2")  # then the database went away, retries ran out
+
+    replay_session_runs_abandon(job_id=job.pk, session_id=second.pk, claim="t2", error="OperationalError: gone")
+
+    assert job_counts(job) == ("done", 4, 2, 4)
+    assert list(runs.values_list("state", "error")) == [
+        ("failed", "OperationalError: gone"), ("failed", "OperationalError: gone")
+    ]  # fmt: skip
+
+
+@pytest.mark.django_db
+def test_giving_up_leaves_the_runs_another_task_holds(user):
+    session = store_demo(TOOLS)
+    job = replay_job_create(user=user, profiles=["default", "gemini"], session_ids=[session.pk])
+    held, queued = job.runs.order_by("id")
+    assert replay_run_claim(run_id=held.pk, claim="other")
+
+    replay_session_runs_abandon(job_id=job.pk, session_id=session.pk, claim="mine", error="gave up")
+
+    held.refresh_from_db()
+    queued.refresh_from_db()
+    assert (held.state, queued.state) == ("running", "failed")
+    assert job_counts(job) == ("running", 1, 1, 2)
+
+
+@pytest.mark.django_db
+def test_a_job_whose_only_task_gave_up_before_any_claim_is_failed(user):
+    session = store_demo(TOOLS)
+    job = replay_job_create(user=user, profiles=["default"], session_ids=[session.pk])
+
+    replay_session_runs_abandon(job_id=job.pk, session_id=session.pk, claim="t1", error="gave up")
+
+    assert job_counts(job) == ("failed", 1, 1, 1)
