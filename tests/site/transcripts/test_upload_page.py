@@ -1,0 +1,59 @@
+"""The upload page's server side: login, form errors, outcome lines (the
+browser tests drive the same page in Chromium)."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from loopguard_site.transcripts.models import Session
+
+GOOD = b'{"type": "session", "model": "<b>m</b>"}\n{"type": "content", "text": "fine"}\n'
+
+
+@pytest.mark.django_db
+def test_it_needs_a_login(client):
+    response = client.get("/upload/")
+
+    assert (response.status_code, response["Location"]) == (302, "/admin/login/?next=/upload/")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"format": "auto"}, "choose or drop at least one file"),
+        ({"format": "yaml", "file": [SimpleUploadedFile("a.jsonl", GOOD)]}, "unknown format &#x27;yaml&#x27;"),
+        ({"tags": "x" * 51, "file": [SimpleUploadedFile("a.jsonl", GOOD)]}, "is longer than 50 characters"),
+    ],
+)
+def test_form_errors_are_400_and_import_nothing(client, user, fields, message):
+    client.force_login(user)
+
+    response = client.post("/upload/", fields)
+
+    assert response.status_code == 400
+    assert message in response.content.decode()
+    assert Session.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_each_file_gets_its_outcome_line_escaped(client, user):
+    client.force_login(user)
+    # no slash in the name: Django keeps only a file name's last path part
+    files = [SimpleUploadedFile("<b>a.jsonl", GOOD), SimpleUploadedFile("b.jsonl", b"")]
+
+    response = client.post("/upload/", {"file": files, "format": "auto", "title": "", "tags": "one, two"})
+
+    session = Session.objects.get()
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert [o.line() for o in response.context["outcomes"]] == [
+        f"imported <b>a.jsonl: session {session.pk}, 2 events, format events",
+        "error b.jsonl: empty file",
+    ]
+    assert f'<a href="/sessions/{session.pk}/">&lt;b&gt;a.jsonl</a>' in body
+    assert "<b>" not in body
+    assert (session.title, session.model, session.uploader, session.tag_names()) == (
+        "<b>a", "<b>m</b>", user, ["one", "two"]
+    )  # fmt: skip
