@@ -4,7 +4,7 @@ a raw body, or an empty live session), list, detail, events, raw download."""
 from __future__ import annotations
 
 from django.core.exceptions import RequestDataTooBig
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.utils.http import content_disposition_header
 
 from detector.importers import FORMATS
@@ -72,17 +72,19 @@ def sessions_list(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"results": [session_detail_dict(s) for s in rows[:PAGE_SIZE]], "next": next_url})
 
 
-def _upload_options(request: HttpRequest) -> dict:
-    """format, title and tags, from the multipart fields or the query string."""
+def _upload_options(request: HttpRequest, form: QueryDict) -> dict:
+    """format, title and tags, from the multipart `form` fields or the query
+    string. (A raw body is never parsed as a form: curl sends one as
+    urlencoded, and a transcript is no form.)"""
 
     def value(name: str) -> str:
-        return (request.POST.get(name) or request.GET.get(name) or "").strip()
+        return (form.get(name) or request.GET.get(name) or "").strip()
 
     fmt = value("format") or "auto"
     if fmt not in ("auto", *FORMATS):
         raise ApiError(f"unknown format {fmt!r} (known: auto, {', '.join(FORMATS)})", field="format")
     try:
-        tags = clean_tags([*request.POST.getlist("tag"), *request.GET.getlist("tag")])
+        tags = clean_tags([*form.getlist("tag"), *request.GET.getlist("tag")])
     except ValueError as exc:
         raise ApiError(str(exc), field="tag") from exc
     return {"fmt": fmt, "title": value("title"), "tags": tags}
@@ -105,11 +107,11 @@ def sessions_create(request: HttpRequest) -> JsonResponse:
         files = request.FILES.getlist("file")
         if not files:
             raise ApiError("no file: send one or more multipart fields named 'file'", field="file")
-        options = _upload_options(request)
+        options = _upload_options(request, request.POST)
         uploads = [Upload(f.name, f.size, f.read) for f in files]
         outcomes = sessions_import_upload(uploads, uploader=request.user, **options)
     else:
-        outcomes = _raw_body_outcomes(request, _upload_options(request))
+        outcomes = _raw_body_outcomes(request, _upload_options(request, QueryDict()))
     stored = [o.session for o in outcomes if o.session is not None]
     errors = [o.error_dict() for o in outcomes if o.error is not None]
     body = {"sessions": [session_summary(s) for s in stored], "errors": errors}

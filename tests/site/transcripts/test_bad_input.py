@@ -217,3 +217,16 @@ def _named(name: str, data: bytes):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     return SimpleUploadedFile(name, data, content_type="application/octet-stream")
+
+
+@pytest.mark.django_db
+def test_a_raw_body_sent_as_urlencoded_is_never_parsed_as_a_form(api, settings):
+    settings.DATA_UPLOAD_MAX_NUMBER_FIELDS = 10
+    text = "&".join(f"a={n}" for n in range(50))  # a form of 50 fields, were it parsed as one
+    data = b'{"type": "content", "text": "' + text.encode() + b'"}\n'
+
+    response = api.post("/api/sessions?title=q", data, content_type="application/x-www-form-urlencoded")
+
+    assert response.status_code == 201
+    session = Session.objects.get()
+    assert (session.title, session.events.get(seq=2).data["text"]) == ("q", text)
