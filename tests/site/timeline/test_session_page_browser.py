@@ -40,7 +40,16 @@ def screenshot(driver, tmp_path, name):
     return shot
 
 
+# Collects the page's script errors (uncaught, rejected, console.error) from before its first script runs.
+CATCH_ERRORS = """window.pageErrors = [];
+addEventListener('error', e => pageErrors.push(String(e.message)));
+addEventListener('unhandledrejection', e => pageErrors.push(String(e.reason)));
+const consoleError = console.error;
+console.error = (...args) => { pageErrors.push(args.map(String).join(' ')); consoleError(...args); };"""
+
+
 def open_page(driver, server, user, path, tmp_path, name):
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": CATCH_ERRORS})
     login(driver, server.url, user)
     driver.get(server.url + path)
     wait_for(driver, "#timeline-plot.js-plotly-plot .scatterlayer .trace")
@@ -112,6 +121,7 @@ def test_the_page_highlights_the_loop_draws_the_timeline_and_scrolls_to_a_clicke
     flashed = wait_until(driver, FLASHED_PIECES)
     first = min(monitor_results(REASONING_LOOP, "seed000")[1], key=lambda c: c["checkpoint"])
     assert flashed[0][0] <= first["start"] < flashed[0][1] and flashed[-1][0] < first["end"] <= flashed[-1][1]
+    assert driver.execute_script("return pageErrors") == []
 
 
 @pytest.mark.django_db(transaction=True)
@@ -133,6 +143,7 @@ def test_the_tool_list_marks_repeats_and_a_tool_detection_scrolls_to_its_calls(
     assert [index for _, index in flashed] == [*(r.get_attribute("data-detections") for r in rows[: first.end])] + [
         str(first.pk)
     ]
+    assert driver.execute_script("return pageErrors") == []
 
 
 @pytest.mark.django_db(transaction=True)
@@ -151,6 +162,7 @@ def test_the_time_axis_toggle_redraws_the_timeline_in_seconds(
     assert wait_until(driver, title + " === 'time (s)'")
     pressed = [b.get_attribute("aria-pressed") for b in driver.find_elements(By.CSS_SELECTOR, ".axis-toggle button")]
     assert pressed == ["false", "true"]
+    assert driver.execute_script("return pageErrors") == []
 
 
 def big_session_events() -> list[dict]:
@@ -205,3 +217,4 @@ def test_a_one_megabyte_session_renders_a_bounded_page(
     flashed = wait_until(driver, "return [...document.querySelectorAll('.tool-row.flash')].map(e => +e.dataset.index)")
     assert min(flashed) > 24_000
     assert driver.execute_script("return document.getElementsByTagName('*').length") < counts["all"] + 2 * 100 * 10
+    assert driver.execute_script("return pageErrors") == []
