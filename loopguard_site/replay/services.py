@@ -157,10 +157,18 @@ def _results_replace(
     )
 
 
-def _run_finished(run: ReplayRun, state: str, *, summary: ReplaySummary | None = None, error: str = "") -> None:
-    """Mark the run finished and count it on its job (call inside a transaction)."""
+def _run_finished(
+    run: ReplayRun, state: str, *, summary: ReplaySummary | None = None, error: str = "", holding: Q | None = None
+) -> None:
+    """Mark the run finished and count it on its job (call inside a
+    transaction), if it is still `holding` (default: running). A duplicate
+    of a task that finishes the same run again counts nothing."""
     fields = asdict(summary) if summary is not None else {}
-    ReplayRun.objects.filter(pk=run.pk).update(state=state, error=error, finished=timezone.now(), **fields)
+    holding = Q(state=ReplayRun.State.RUNNING) if holding is None else holding
+    if not ReplayRun.objects.filter(holding, pk=run.pk).update(
+        state=state, error=error, finished=timezone.now(), **fields
+    ):
+        return
     failed = 1 if state == ReplayRun.State.FAILED else 0
     ReplayJob.objects.filter(pk=run.job_id).update(done=F("done") + 1, failed=F("failed") + failed)
     # The last run to finish closes a running job: failed if every run failed.
@@ -207,9 +215,8 @@ def replay_session_runs_abandon(*, job_id: int, session_id: int, claim: str, err
     still queued), so the job still finishes and says why."""
     for run in job_runs_of_session(job_id=job_id, session_id=session_id):
         with transaction.atomic():
-            if ReplayRun.objects.filter(_claimable(claim), pk=run.pk).update(state=ReplayRun.State.FAILED):
-                _job_started(job_id)
-                _run_finished(run, ReplayRun.State.FAILED, error=error)
+            _job_started(job_id)
+            _run_finished(run, ReplayRun.State.FAILED, error=error, holding=_claimable(claim))
     _progress(job_id)
 
 

@@ -15,6 +15,7 @@ from loopguard_site.replay.services import (
     replay_job_create,
     replay_job_session_execute,
     replay_run_claim,
+    replay_session,
     replay_session_runs_abandon,
 )
 from loopguard_site.transcripts.services import session_create_from_events
@@ -292,3 +293,18 @@ def test_a_job_whose_only_task_gave_up_before_any_claim_is_failed(user):
     replay_session_runs_abandon(job_id=job.pk, session_id=session.pk, claim="t1", error="gave up")
 
     assert job_counts(job) == ("failed", 1, 1, 1)
+
+
+@pytest.mark.django_db
+def test_a_duplicate_finishing_a_finished_run_counts_nothing(user):
+    # Two deliveries of one task (same id) both claimed the run before either finished.
+    session = store_demo(TOOLS)
+    job = replay_job_create(user=user, profiles=["default"], session_ids=[session.pk])
+    run = job.runs.get()
+    assert replay_run_claim(run_id=run.pk, claim="t1")  # the first delivery, still working
+
+    replay_job_session_execute(job_id=job.pk, session_id=session.pk, claim="t1")  # the second finishes it
+    replay_session(session=session, profile_name="default", run=run)  # then the first finishes too
+
+    assert job_counts(job) == ("done", 1, 0, 1)
+    assert Detection.objects.filter(session=session).count() == scan_count(TOOLS, "default")
