@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from detector.config import loads_config
+from detector.monitor import Monitor
 from detector.params import ParamSpec
-from loopguard_site.profiles.tuning import candidate_values, tune
+from loopguard_site.profiles.tuning import Evaluator, candidate_values, tune
+from loopguard_site.replay.metrics import LabelledOutcome
 
 from .conftest import LOOSE_TOML, corpus_streams
 
@@ -68,3 +70,21 @@ def test_it_scores_no_more_candidates_than_allowed():
 )
 def test_candidate_values(spec, current, values):
     assert candidate_values(spec, current) == values
+
+
+def test_scoring_detectors_one_by_one_equals_running_the_whole_profile():
+    # The search re-runs only the detector a candidate changes; that is exact
+    # because detectors never write to the stream context they share.
+    streams = corpus_streams()
+    by_parts = Evaluator(streams).outcomes(LOOSE.detectors)
+    whole = []
+    for stream in streams:
+        monitor, first = Monitor(LOOSE, model=stream.model), None
+        for event in stream.events:
+            found = monitor.feed(event)
+            if found and first is None:
+                first = found[0]
+        delay = None if first is None else max(first.at - stream.loop_starts.get(first.channel, first.start), 0)
+        whole.append(LabelledOutcome(stream.label, first is not None, delay))
+    assert by_parts == whole
+    assert [o.flagged for o in whole] == [True, True, True, False, False, False, True, False]

@@ -10,6 +10,7 @@ from channels.testing import WebsocketCommunicator
 from loopguard_site.accounts.services import api_token_create
 from loopguard_site.asgi import application
 from loopguard_site.celery import app
+from loopguard_site.profiles.models import TuningJob
 from loopguard_site.profiles.services import profiles_import
 from tests.site.review.conftest import token_client
 
@@ -65,3 +66,24 @@ def test_a_worker_process_tunes_and_progress_arrives_over_the_websocket(celery_w
 
     saved = api.post(f"/api/tuning/{job_id}/save", {"name": "tuned"}, content_type="application/json")
     assert (saved.status_code, saved.json()) == (201, {"name": "tuned", "models": ["*"], "version": 1})
+
+
+@pytest.mark.parametrize(
+    ("path", "authorised", "refusal"),
+    [
+        ("/ws/tuning/JOB", False, 4401),
+        ("/ws/tuning/JOB?token=lg_not-a-token", False, 4401),
+        ("/ws/tuning/999999", True, 4404),
+    ],
+)
+@pytest.mark.django_db(transaction=True)
+def test_it_refuses_a_socket_without_a_token_or_for_an_unknown_job(live_services, reviewer, path, authorised, refusal):
+    job = TuningJob.objects.create(model_glob="*", base_profile="default")
+    _, token = api_token_create(user=reviewer, name="test")
+    headers = [(b"authorization", f"Bearer {token}".encode())] if authorised else []
+
+    async def scenario() -> tuple:
+        socket = WebsocketCommunicator(application, path.replace("JOB", str(job.pk)), headers=headers)
+        return await socket.connect(timeout=10)
+
+    assert async_to_sync(scenario)() == (False, refusal)
