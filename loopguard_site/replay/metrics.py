@@ -1,9 +1,10 @@
 """Precision, recall and delay of a profile over labelled sessions: pure
 functions, no Django.
 
-Until review labels exist (issue 8), a session's label is its tags: tagged
-"loop" it is a loop session, tagged "normal" a normal one; with neither, or
-both, it is unlabelled and left out.
+A session's label is the reviewers' verdict (review app) where there is
+one; otherwise its tags (`session_label`): tagged "loop" it is a loop
+session, tagged "normal" a normal one; with neither, or both, it is
+unlabelled and left out.
 
 - A session *is flagged* when the profile fired at least one detection on it.
 - precision = flagged loop sessions / flagged labelled sessions;
