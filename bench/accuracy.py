@@ -1,0 +1,93 @@
+"""Accuracy of the built-in profiles on every file of ../shared/corpus, as one table.
+
+`loopguard eval`'s scoring (detector/evaluation.py) over the rows of all corpus
+files together, for the profiles default, seed000 and gemini, and for the
+tool detectors alone (default's detectors minus the text ones, on the
+tool_calls rows). Per profile: all text rows, then each row channel.
+Recall, false-positive rate, median and 90th-percentile delay (characters
+for text rows, tool calls for tool_calls rows), as `loopguard eval` defines them.
+
+    .venv/bin/python bench/accuracy.py            # every row (several minutes on a loaded 2-core machine)
+    .venv/bin/python bench/accuracy.py --quick    # real_small.jsonl and every 10th row of the other files
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from detector.config import Profile, builtin_config  # noqa: E402
+from detector.evaluation import CorpusRow, Score, percentile, read_corpus, score_rows  # noqa: E402
+
+CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
+PROFILES = ("default", "seed000", "gemini")
+# Detectors that read text channels; the rest of `default` are the tool detectors.
+TEXT_DETECTORS = ("text_loop", "content_chanting", "reasoning_checkpoint")
+QUICK_FULL_FILE = "real_small.jsonl"
+QUICK_STRIDE = 10
+
+
+def corpus_rows(quick: bool) -> tuple[list[CorpusRow], list[str]]:
+    rows: list[CorpusRow] = []
+    names = []
+    for path in sorted(CORPUS.glob("*.jsonl")):
+        file_rows = read_corpus(path)
+        if quick and path.name != QUICK_FULL_FILE:
+            file_rows = file_rows[::QUICK_STRIDE]
+        rows += file_rows
+        names.append(f"{path.name} ({len(file_rows):,} rows)")
+    if not rows:
+        raise SystemExit(f"no corpus files in {CORPUS}")
+    return rows, names
+
+
+def tool_profile() -> Profile:
+    default = builtin_config().select("default")
+    tools = {name: params for name, params in default.detectors.items() if name not in TEXT_DETECTORS}
+    return Profile("tool detectors", tools)
+
+
+def _fmt(value: float | None, pattern: str) -> str:
+    return "-" if value is None else format(value, pattern)
+
+
+def table_row(profile: str, rows: str, score: Score) -> str:
+    return (
+        f"| {profile} | {rows} | {score.hits}/{score.loops} | {_fmt(score.recall, '.3f')}"
+        f" | {score.false_alarms}/{score.normals} | {_fmt(score.false_positive_rate, '.2%')}"
+        f" | {_fmt(percentile(score.delays, 0.5), ',.0f')} | {_fmt(percentile(score.delays, 0.9), ',.0f')} |"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help=f"{QUICK_FULL_FILE} and every {QUICK_STRIDE}th other row")
+    args = parser.parse_args(argv)
+    rows, names = corpus_rows(args.quick)
+    tool_rows = [row for row in rows if row.channel == "tool_calls"]
+    config = builtin_config()
+    runs = [(name, config.select(name), rows) for name in PROFILES] + [("tool detectors", tool_profile(), tool_rows)]
+    print("corpus: " + ", ".join(names))
+    print("| profile | rows | hits/loops | recall | fp/normals | fp rate | median delay | p90 delay | seconds |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name, profile, profile_rows in runs:
+        start = time.perf_counter()
+        score = score_rows("corpus", profile_rows, profile)
+        seconds = time.perf_counter() - start
+        groups = [] if name == "tool detectors" else [("all rows", score.overall)]
+        groups += list(score.channels.items())
+        for group, part in groups:
+            print(f"{table_row(name, group, part)} {seconds:.0f} |", flush=True)
+    print(
+        "\ndelay: characters from loop_start to the first detection at or after it (tool_calls rows: tool calls);"
+        " 'all rows' delays are over text rows only; seconds: the profile's scoring time over all its rows."
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
