@@ -279,11 +279,15 @@ def _x_of(streams: SessionStreams, axis: str) -> XOf:
 
 def _channel_blocks(streams: SessionStreams, channel: str, axis: str) -> list[tuple[float, float]]:
     """The stretches where the channel streamed without another channel's
-    text between: [position, end position] or [first t, last t]."""
+    text between: [position, end position], or in time from its first
+    delta's `t` to the `t` of the event after its last delta."""
     blocks: list[tuple[float, float]] = []
     end_position = None
     for run in streams.runs.get(channel, []):
-        lo, hi = (run.position, run.position + run.end - run.start) if axis == "offset" else (run.t or 0.0,) * 2
+        if axis == "offset":
+            lo, hi = run.position, run.position + run.end - run.start
+        else:
+            lo, hi = run.t or 0.0, streams.event_time(run.seq + 1) or 0.0
         if run.position == end_position:
             blocks[-1] = (blocks[-1][0], hi)
         else:

@@ -174,7 +174,11 @@
 
   // --- wiring
 
+  // A window that failed to load is said on the page (and in the console).
+  const status = document.getElementById("session-status");
   function report(error) {
+    status.textContent = String(error.message || error);
+    status.hidden = false;
     console.error(error);
   }
 

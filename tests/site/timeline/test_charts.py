@@ -71,6 +71,8 @@ def test_the_time_axis_uses_the_events_t():
     t = traces(figure("time"))
     assert (t["tool calls"]["x"], t["repeated tool calls"]["x"], t["turns"]["x"]) == ([3.0], [5.0], [0.0, 4.0])
     assert (t["detection: stop"]["x"], t["checkpoint: no loop"]["x"]) == ([6.0], [1.0])
+    # A channel streams from its delta's t until the next event's (the last delta: until the session ends).
+    assert (t["reasoning"]["x"], t["content"]["x"]) == ([1.0, 2.0, None, 6.0, 6.0, None], [2.0, 3.0, None])
     assert figure("time")["layout"]["xaxis"]["title"]["text"] == "time (s)"
     with pytest.raises(ValueError, match="axis must be one of"):
         figure("seq")

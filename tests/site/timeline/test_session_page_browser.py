@@ -13,6 +13,8 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from loopguard_site.replay.services import replay_session
+from loopguard_site.timeline.panels import HEAD_CHARS
+from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.services import session_create_from_events
 from tests.browser import WAIT_SECONDS, login, wait_for
 
@@ -163,6 +165,25 @@ def test_the_time_axis_toggle_redraws_the_timeline_in_seconds(
     pressed = [b.get_attribute("aria-pressed") for b in driver.find_elements(By.CSS_SELECTOR, ".axis-toggle button")]
     assert pressed == ["false", "true"]
     assert driver.execute_script("return pageErrors") == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_window_that_cannot_load_is_said_on_the_page(
+    chromium_driver, daphne_live_server, django_user_model, tmp_path
+):
+    driver = chromium_driver
+    session = replayed_demo(REASONING_LOOP, profiles=())
+    user = django_user_model.objects.create_user("viewer")
+    open_page(driver, daphne_live_server, user, f"/sessions/{session.pk}/", tmp_path, "gone")
+    gap = driver.find_element(By.CSS_SELECTOR, ".channel-text button.gap")
+    Session.objects.filter(pk=session.pk).delete()
+
+    driver.execute_script("arguments[0].click()", gap)
+
+    status = wait_for(driver, "#session-status:not([hidden])")
+    assert status.text == f"loading reasoning {HEAD_CHARS}–4449: HTTP 404"
+    assert driver.execute_script("return pageErrors") == [f"Error: {status.text}"]
+    assert driver.find_elements(By.CSS_SELECTOR, ".channel-text button.gap") == [gap]  # still there, to retry
 
 
 def big_session_events() -> list[dict]:
