@@ -1,0 +1,117 @@
+"""What the lab benchmarks share: a dedicated PostgreSQL database and Redis
+db number, Django set up on them, and server or worker subprocesses that are
+stopped on every exit (normal end, an error, Ctrl-C or SIGTERM).
+
+The database is created by `bench_lab` and dropped when it exits; the Redis
+db is flushed before and after (only that db number).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+POSTGRES = "postgres://postgres@127.0.0.1:5432"
+REDIS = "redis://127.0.0.1:6379"
+
+
+def _admin(sql: str) -> None:
+    import psycopg
+
+    with psycopg.connect(f"{POSTGRES}/postgres", autocommit=True) as conn:
+        conn.execute(sql)
+
+
+def _flush_redis(url: str) -> None:
+    import redis
+
+    redis.Redis.from_url(url).flushdb()
+
+
+def _raise_interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+@contextlib.contextmanager
+def bench_lab(database: str, redis_db: int) -> Iterator[dict[str, str]]:
+    """A fresh database `database` and Redis db `redis_db`, Django set up on
+    them (migrated); yields the environment for subprocesses."""
+    env = {
+        "DATABASE_URL": f"{POSTGRES}/{database}",
+        "REDIS_URL": f"{REDIS}/{redis_db}",
+        "DJANGO_SETTINGS_MODULE": "loopguard_site.settings",
+    }
+    signal.signal(signal.SIGTERM, _raise_interrupt)
+    _admin(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+    _admin(f'CREATE DATABASE "{database}"')
+    _flush_redis(env["REDIS_URL"])
+    os.environ.update(env)
+    sys.path.insert(0, str(ROOT))
+    try:
+        import django
+        from django.core.management import call_command
+
+        django.setup()
+        call_command("migrate", verbosity=0)
+        yield {**os.environ, **env}
+    finally:
+        from django.db import connections
+
+        connections.close_all()
+        _admin(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+        _flush_redis(env["REDIS_URL"])
+
+
+class Processes:
+    """Subprocesses, each in its own process group, all stopped by `stop_all`."""
+
+    def __init__(self) -> None:
+        self.running: list[subprocess.Popen] = []
+
+    def start(self, command: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
+        with open(log, "wb") as out:
+            process = subprocess.Popen(
+                command, env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        self.running.append(process)
+        return process
+
+    def stop(self, process: subprocess.Popen) -> None:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+        self.running.remove(process)
+
+    def stop_all(self) -> None:
+        for process in list(self.running):
+            self.stop(process)
+
+
+@contextlib.contextmanager
+def processes() -> Iterator[Processes]:
+    group = Processes()
+    try:
+        yield group
+    finally:
+        group.stop_all()
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process and its reaped children, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = sum(int(value) for value in fields[11:15])  # utime stime cutime cstime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def load_average() -> str:
+    return "load average " + ", ".join(f"{value:.2f}" for value in os.getloadavg())

@@ -1,0 +1,132 @@
+"""Replay throughput: sessions and events per second with 1, then 2 Celery
+worker processes, on PostgreSQL and Redis.
+
+N real sessions are imported through `session_import_file` (the service
+behind the upload page, the API and `loopguard import`) into a dedicated
+database (`loopguard_bench_replay`, created and dropped here): the samples of
+../shared/formats as they are, then corpus rows (../shared/corpus) as
+`events` files, each row streamed the way `loopguard eval` replays it
+(4-character deltas; tool_calls rows as tool calls). One replay job
+(`replay_job_create`) over all of them through the profile is then timed
+from creation to its last run finished, first with one worker
+(`celery -A loopguard_site worker -c 1`) and then with two; Redis db 12 is
+the broker. Workers are stopped on every exit, Ctrl-C included.
+
+    .venv/bin/python bench/replay_throughput.py            # 200 sessions
+    .venv/bin/python bench/replay_throughput.py --quick    # 40 sessions
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.lab_processes import ROOT, bench_lab, load_average, processes  # noqa: E402
+from detector.evaluation import read_corpus, row_events  # noqa: E402
+
+CORPUS = ROOT.parent / "shared" / "corpus"
+FORMATS = ROOT.parent / "shared" / "formats"
+DATABASE = "loopguard_bench_replay"
+REDIS_DB = 12
+JOB_TIMEOUT_S = 900  # a replay that takes longer is abandoned (the table says so)
+
+
+def session_files(count: int) -> list[tuple[str, bytes]]:
+    """(filename, bytes) of `count` transcripts: the format samples, then corpus rows."""
+    files = [
+        (str(path.relative_to(FORMATS)), path.read_bytes())
+        for path in sorted(FORMATS.rglob("*"))
+        if path.is_file() and path.name != "SOURCES.md"
+    ]
+    rows = [row for path in sorted(CORPUS.glob("*.jsonl")) for row in read_corpus(path)]
+    # Interleave the corpus files' rows so a small N still mixes loops, normals and tool calls.
+    rows.sort(key=lambda row: (row.line, row.source))
+    for row in rows[: max(0, count - len(files))]:
+        lines = "".join(json.dumps(event, ensure_ascii=False) + "\n" for event in row_events(row))
+        files.append((f"{row.id}.jsonl", lines.encode()))
+    return files[:count]
+
+
+def import_sessions(files: list[tuple[str, bytes]]) -> tuple[list[int], int]:
+    from loopguard_site.transcripts.services import session_import_file
+
+    ids, events = [], 0
+    for name, data in files:
+        session = session_import_file(data=data, filename=name)
+        ids.append(session.pk)
+        events += session.event_count
+    return ids, events
+
+
+def wait_for_workers(app, count: int, deadline_s: float = 120) -> None:
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        if len(app.control.ping(timeout=1.0) or []) >= count:
+            return
+    raise SystemExit(f"{count} Celery worker(s) did not answer within {deadline_s:.0f} s")
+
+
+def timed_job(session_ids: list[int], profiles: list[str]) -> tuple[float, str]:
+    from loopguard_site.replay.models import ReplayJob
+    from loopguard_site.replay.services import replay_job_create
+
+    start = time.perf_counter()
+    job = replay_job_create(user=None, profiles=profiles, session_ids=session_ids)
+    finished = (ReplayJob.State.DONE, ReplayJob.State.FAILED, ReplayJob.State.CANCELLED)
+    while time.perf_counter() - start < JOB_TIMEOUT_S:
+        job.refresh_from_db()
+        if job.state in finished:
+            return time.perf_counter() - start, f"{job.state} ({job.done}/{job.total} runs, {job.failed} failed)"
+        time.sleep(0.1)
+    return time.perf_counter() - start, f"timed out ({job.done}/{job.total} runs)"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="40 sessions instead of 200")
+    parser.add_argument("--sessions", type=int, default=None, help="number of sessions (default 200, --quick 40)")
+    parser.add_argument("--profile", action="append", default=None, help="profile to replay through (default: default)")
+    args = parser.parse_args(argv)
+    count = args.sessions or (40 if args.quick else 200)
+    profiles = args.profile or ["default"]
+    files = session_files(count)
+    logs = Path(tempfile.mkdtemp(prefix="loopguard-bench-replay-"))
+    with bench_lab(DATABASE, REDIS_DB) as env, processes() as workers:
+        from loopguard_site.celery import app
+
+        start = time.perf_counter()
+        session_ids, events = import_sessions(files)
+        print(
+            f"imported {len(session_ids)} sessions, {events:,} events, {sum(len(d) for _, d in files) / 1e6:.1f} MB"
+            f" in {time.perf_counter() - start:.1f} s; profiles: {', '.join(profiles)}; {load_average()}"
+        )
+        print("| workers | seconds | sessions/s | events/s | scaling | job | load average after |")
+        print("|---|---|---|---|---|---|---|")
+        first = None
+        for count_workers in (1, 2):
+            while len(workers.running) < count_workers:
+                number = len(workers.running) + 1
+                command = [sys.executable, "-m", "celery", "-A", "loopguard_site", "worker", "-c", "1"]
+                command += ["-n", f"bench{number}@%h", "-l", "WARNING", "--without-gossip", "--without-mingle"]
+                workers.start(command, env, logs / f"worker{number}.log")
+            wait_for_workers(app, count_workers)
+            seconds, outcome = timed_job(session_ids, profiles)
+            runs = len(session_ids) * len(profiles)
+            first = first or seconds
+            print(
+                f"| {count_workers} | {seconds:.1f} | {runs / seconds:.2f} | {events * len(profiles) / seconds:,.0f}"
+                f" | {first / seconds:.2f}× | {outcome} | {load_average()[13:]} |",
+                flush=True,
+            )
+    print(f"worker logs: {logs}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
