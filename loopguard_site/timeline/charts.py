@@ -16,6 +16,7 @@ or detector text in it is escaped here; clicks read `customdata`:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from operator import itemgetter
 from typing import TypeVar
 
@@ -67,6 +68,27 @@ def merge_intervals(intervals: Sequence[tuple[float, float]], max_points: int) -
     return [(intervals[i][0], max(hi for _, hi in intervals[i:j])) for i, j in groups]
 
 
+@dataclass(frozen=True, slots=True)
+class Sampling:
+    """How much of the x axis a figure covers, and how finely: at most
+    `max_points` points a trace, of those within `x_range` (all: None)."""
+
+    max_points: int = MAX_POINTS
+    x_range: tuple[float, float] | None = None
+
+    def points(self, points: list[tuple[float, T]]) -> list[tuple[float, T]]:
+        if self.x_range is None:
+            return points
+        low, high = self.x_range
+        return [point for point in points if low <= point[0] <= high]
+
+    def intervals(self, intervals: list[tuple[float, float]]) -> list[tuple[float, float]]:
+        if self.x_range is None:
+            return intervals
+        low, high = self.x_range
+        return [(lo, hi) for lo, hi in intervals if hi >= low and lo <= high]
+
+
 def points_trace(
     name: str,
     lane: str,
@@ -74,16 +96,16 @@ def points_trace(
     *,
     hover: Callable[[T], str],
     customdata: Callable[[T], list],
-    max_points: int,
+    sampling: Sampling,
     noun: str,
     marker: dict,
 ) -> dict:
     """A marker trace on one lane from (x, item) pairs; a bucket of several
     points shows as its first one, its hover counting the bucket. `hover`
     and `customdata` are called only for the points kept."""
-    points = sorted(points, key=itemgetter(0))
+    points = sorted(sampling.points(points), key=itemgetter(0))
     xs, hovers, data = [], [], []
-    for i, j in buckets([x for x, _ in points], max_points):
+    for i, j in buckets([x for x, _ in points], sampling.max_points):
         x, item = points[i]
         xs.append(x)
         text = hover(item)
@@ -95,13 +117,13 @@ def points_trace(
     }  # fmt: skip
 
 
-def bars_trace(name: str, bars: dict[str, list[tuple[float, float]]], *, max_points: int, color: str) -> dict:
+def bars_trace(name: str, bars: dict[str, list[tuple[float, float]]], *, sampling: Sampling, color: str) -> dict:
     """Horizontal bars (a thick line per interval) on several lanes, merged
     to at most `max_points` per lane; gaps between bars are `None`."""
     xs: list[float | None] = []
     ys: list[str | None] = []
     for lane, intervals in bars.items():
-        for lo, hi in merge_intervals(sorted(intervals), max_points):
+        for lo, hi in merge_intervals(sorted(sampling.intervals(intervals)), sampling.max_points):
             xs += [lo, hi, None]
             ys += [lane, lane, None]
     return {
@@ -134,20 +156,23 @@ def timeline_figure(
     *,
     axis: str = "offset",
     max_points: int = MAX_POINTS,
+    x_range: tuple[float, float] | None = None,
 ) -> dict:
     """The figure for `Plotly.newPlot`: `detections` as detection_to_dict
     gives them plus `event_seq`; `checkpoints` as checkpoint rows (see
-    selectors.py). `axis` is "offset" or "time"."""
+    selectors.py). `axis` is "offset" or "time"; with `x_range`, the figure
+    covers that stretch only (a zoom), with the same lanes and as many points."""
     if axis not in AXES:
         raise ValueError(f"axis must be one of {AXES}, not {axis!r}")
     x = _x_of(streams, axis)
     lanes = Lanes()
+    sampling = Sampling(max_points, x_range)
     traces = [
-        *_channel_traces(streams, axis, lanes, max_points),
-        *_tool_traces(streams, x, lanes, max_points),
-        *_turn_traces(streams, axis, lanes, max_points),
-        *_checkpoint_traces(checkpoints, x, lanes, max_points),
-        *_detection_traces(detections, streams, axis, x, lanes, max_points),
+        *_channel_traces(streams, axis, lanes, sampling),
+        *_tool_traces(streams, x, lanes, sampling),
+        *_turn_traces(streams, axis, lanes, sampling),
+        *_checkpoint_traces(checkpoints, x, lanes, sampling),
+        *_detection_traces(detections, streams, axis, x, lanes, sampling),
     ]
     # One legend entry per kind of trace (a kind may have a trace per lane); clicking it toggles them all.
     named: set[str] = set()
@@ -163,7 +188,7 @@ def timeline_figure(
         "layout": {
             "height": 90 + 34 * max(len(lanes.names), 1),
             "margin": {"l": 200, "r": 20, "t": 40, "b": 50},
-            "xaxis": {"title": {"text": title}, "zeroline": False},
+            "xaxis": {"title": {"text": title}, "zeroline": False, **({"range": list(x_range)} if x_range else {})},
             "yaxis": {
                 "type": "category", "categoryorder": "array", "categoryarray": lanes.names,
                 "autorange": "reversed", "fixedrange": True,
@@ -180,17 +205,17 @@ def clickable_detections(figure: dict) -> set[int]:
     return {data[1] for trace in figure["data"] for data in trace.get("customdata", ()) if data[0] == "detection"}
 
 
-def _channel_traces(streams: SessionStreams, axis: str, lanes: Lanes, max_points: int) -> list[dict]:
+def _channel_traces(streams: SessionStreams, axis: str, lanes: Lanes, sampling: Sampling) -> list[dict]:
     traces = []
     for channel, color in CHANNEL_COLORS.items():
         blocks = _channel_blocks(streams, channel, axis)
         if blocks:
-            trace = bars_trace(channel, {lanes(channel): blocks}, max_points=max_points, color=color)
+            trace = bars_trace(channel, {lanes(channel): blocks}, sampling=sampling, color=color)
             traces.append({**trace, "opacity": 0.8})
     return traces
 
 
-def _tool_traces(streams: SessionStreams, x: XOf, lanes: Lanes, max_points: int) -> list[dict]:
+def _tool_traces(streams: SessionStreams, x: XOf, lanes: Lanes, sampling: Sampling) -> list[dict]:
     if not streams.tool_calls:
         return []
     lane = lanes("tools")
@@ -203,24 +228,24 @@ def _tool_traces(streams: SessionStreams, x: XOf, lanes: Lanes, max_points: int)
         if points:
             trace = points_trace(
                 label, lane, points, hover=_tool_hover, customdata=lambda c: ["tool", c.index],
-                max_points=max_points, noun=label, marker=marker,
+                sampling=sampling, noun=label, marker=marker,
             )  # fmt: skip
             traces.append(trace)
     return traces
 
 
-def _turn_traces(streams: SessionStreams, axis: str, lanes: Lanes, max_points: int) -> list[dict]:
+def _turn_traces(streams: SessionStreams, axis: str, lanes: Lanes, sampling: Sampling) -> list[dict]:
     if not streams.turns:
         return []
     points = [(t.position if axis == "offset" else (t.t or 0.0), t) for t in streams.turns]
     trace = points_trace(
         "turns", lanes("turns"), points, hover=lambda t: f"turn {t.number:,}", customdata=lambda t: ["turn", t.number],
-        max_points=max_points, noun="turns", marker={"symbol": "line-ns-open", "size": 12, "color": "#1d2330"},
+        sampling=sampling, noun="turns", marker={"symbol": "line-ns-open", "size": 12, "color": "#1d2330"},
     )  # fmt: skip
     return [trace]
 
 
-def _checkpoint_traces(checkpoints: Sequence[dict], x: XOf, lanes: Lanes, max_points: int) -> list[dict]:
+def _checkpoint_traces(checkpoints: Sequence[dict], x: XOf, lanes: Lanes, sampling: Sampling) -> list[dict]:
     if not checkpoints:
         return []
     lane_of = {row["detector"]: lanes(f"{row['detector']} checkpoints") for row in checkpoints}
@@ -228,7 +253,7 @@ def _checkpoint_traces(checkpoints: Sequence[dict], x: XOf, lanes: Lanes, max_po
     for row in checkpoints:
         bar = (x(row["channel"], row["start"]), x(row["channel"], row["end"], True))
         ranges.setdefault(lane_of[row["detector"]], []).append(bar)
-    traces = [bars_trace("checkpoint ranges", ranges, max_points=max_points, color="#7f8fa6")]
+    traces = [bars_trace("checkpoint ranges", ranges, sampling=sampling, color="#7f8fa6")]
     for found, label, color in ((False, "checkpoint: no loop", "#7f8fa6"), (True, "checkpoint: loop", "#c0392b")):
         by_lane: dict[str, list[tuple[float, dict]]] = {}
         for row in checkpoints:
@@ -239,14 +264,14 @@ def _checkpoint_traces(checkpoints: Sequence[dict], x: XOf, lanes: Lanes, max_po
             trace = points_trace(
                 label, lane, points, hover=_checkpoint_hover,
                 customdata=lambda row: ["range", row["channel"], row["start"], row["end"]],
-                max_points=max_points, noun="checkpoints", marker={"symbol": "diamond", "size": 10, "color": color},
+                sampling=sampling, noun="checkpoints", marker={"symbol": "diamond", "size": 10, "color": color},
             )  # fmt: skip
             traces.append(trace)
     return traces
 
 
 def _detection_traces(
-    detections: Sequence[dict], streams: SessionStreams, axis: str, x: XOf, lanes: Lanes, max_points: int
+    detections: Sequence[dict], streams: SessionStreams, axis: str, x: XOf, lanes: Lanes, sampling: Sampling
 ) -> list[dict]:
     if not detections:
         return []
@@ -260,12 +285,12 @@ def _detection_traces(
         else:  # the `session` channel has no positions: where the event that fired it was
             at = streams.event_position(d["event_seq"]) if axis == "offset" else streams.event_time(d["event_seq"])
         fired.setdefault((d["action"], lane), []).append((at, d))
-    traces = [bars_trace("repeated regions", regions, max_points=max_points, color="#c0392b")] if regions else []
+    traces = [bars_trace("repeated regions", regions, sampling=sampling, color="#c0392b")] if regions else []
     for (action, lane), points in fired.items():
         marker = {"symbol": "triangle-down", "size": 13, "color": ACTION_COLORS.get(action, "#c0392b")}
         trace = points_trace(
             f"detection: {action}", lane, points, hover=_detection_hover, customdata=lambda d: ["detection", d["id"]],
-            max_points=max_points, noun="detections", marker=marker,
+            sampling=sampling, noun="detections", marker=marker,
         )  # fmt: skip
         traces.append(trace)
     return traces

@@ -41,3 +41,8 @@ def session_page_parts(streams: SessionStreams, detections: Sequence[dict], chec
             "context": {"chars": CONTEXT_CHARS, "calls": CONTEXT_CALLS},
         },
     }
+
+
+def detection_targets(detections: Sequence[dict], ids: set[int]) -> dict[int, dict]:
+    """Where the detections with these ids are, for the script to scroll there."""
+    return {d["id"]: {k: d[k] for k in ("channel", "start", "end", "at")} for d in detections if d["id"] in ids}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
@@ -11,7 +13,8 @@ from detector.events import TEXT_CHANNELS
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.selectors import session_get
 
-from .page import session_page_parts
+from .charts import AXES, clickable_detections, timeline_figure
+from .page import detection_targets, session_page_parts
 from .panels import text_window, tool_window
 from .selectors import session_checkpoint_rows, session_detection_rows, session_profiles, session_streams
 
@@ -60,3 +63,25 @@ def session_window(request: HttpRequest, pk: int) -> JsonResponse:
     if channel == "tools":
         return JsonResponse(tool_window(streams.tool_calls, detections, bounds["start"], bounds["end"]))
     return JsonResponse(text_window(streams.texts[channel], detections, bounds["start"], bounds["end"]))
+
+
+@login_required
+@require_GET
+def session_figure(request: HttpRequest, pk: int) -> JsonResponse:
+    """`?axis=offset|time&x0=X&x1=X&profile=NAME`: the timeline of [x0, x1]
+    (a zoom) in full detail, and the targets of the detections it shows."""
+    session = _session_or_404(pk)
+    axis = request.GET.get("axis", "offset")
+    if axis not in AXES:
+        return JsonResponse({"error": f"axis must be one of {', '.join(AXES)}", "field": "axis"}, status=400)
+    try:
+        x_range = (float(request.GET.get("x0", "")), float(request.GET.get("x1", "")))
+    except ValueError:
+        x_range = (math.nan, math.nan)
+    if not all(map(math.isfinite, x_range)) or x_range[0] >= x_range[1]:
+        return JsonResponse({"error": "x0 and x1 must be numbers, x0 below x1", "field": "x0"}, status=400)
+    profile = request.GET.get("profile", "")
+    detections = session_detection_rows(session_id=pk, profile=profile)
+    checkpoints = session_checkpoint_rows(session_id=pk, profile=profile)
+    figure = timeline_figure(session_streams(session), detections, checkpoints, axis=axis, x_range=x_range)
+    return JsonResponse({"figure": figure, "targets": detection_targets(detections, clickable_detections(figure))})

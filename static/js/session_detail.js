@@ -196,7 +196,44 @@
   if (select) select.addEventListener("change", () => select.form.submit());
 
   const config = { responsive: true, displaylogo: false };
+  let axis = "offset";
+
+  // Zooming asks the server for the zoomed stretch in full detail (the page's
+  // figures are downsampled over the whole session); a reset shows those again.
+  let zoomDue = null;
+  let redrawing = false;
+  async function zoomTo(x0, x1) {
+    const query = new URLSearchParams({ axis, x0, x1, profile });
+    const response = await fetch(`${page.dataset.figureUrl}?${query}`, { headers: { Accept: "application/json" } });
+    if (!response.ok) throw new Error(`loading the timeline ${x0}–${x1}: HTTP ${response.status}`);
+    const data = await response.json();
+    Object.assign(targets.detections, data.targets);
+    await redraw(data.figure);
+  }
+
+  async function redraw(figure) {
+    redrawing = true;
+    try {
+      await Plotly.react(plot, figure.data, figure.layout, config);
+    } finally {
+      redrawing = false;
+    }
+  }
+
+  function onRelayout(change) {
+    if (redrawing) return;
+    if (change["xaxis.autorange"]) {
+      redraw(figures[axis]).catch(report);
+      return;
+    }
+    const range = change["xaxis.range"] || [change["xaxis.range[0]"], change["xaxis.range[1]"]];
+    if (range[0] === undefined || range[1] === undefined) return;
+    clearTimeout(zoomDue);
+    zoomDue = setTimeout(() => zoomTo(range[0], range[1]).catch(report), 200);
+  }
+
   Plotly.newPlot(plot, figures.offset.data, figures.offset.layout, config).then(() => {
+    plot.on("plotly_relayout", onRelayout);
     plot.on("plotly_click", (event) => {
       const data = event.points.length ? event.points[0].customdata : null;
       if (!data) return;
@@ -211,7 +248,8 @@
     button.addEventListener("click", () => {
       const figure = figures[button.dataset.axis];
       if (!figure) return;
-      Plotly.react(plot, figure.data, figure.layout, config);
+      axis = button.dataset.axis;
+      redraw(figure).catch(report);
       for (const other of page.querySelectorAll(".axis-toggle button")) {
         other.setAttribute("aria-pressed", String(other === button));
       }

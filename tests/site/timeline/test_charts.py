@@ -125,3 +125,28 @@ def test_traces_of_one_kind_on_several_lanes_share_one_legend_entry():
     stops = [(t["y"], t["legendgroup"], t["showlegend"]) for t in fig["data"] if t["name"] == "detection: stop"]
     assert stops == [(["text_loop"], "detection: stop", True), (["other_loop"], "detection: stop", False)]
     assert all(t["showlegend"] for t in fig["data"] if t["name"] != "detection: stop")
+
+
+def test_a_zoomed_figure_covers_only_its_x_range_with_the_same_lanes():
+    fig = figure(x_range=(10, 16))
+    t = traces(fig)
+    assert (t["reasoning"]["x"], t["content"]["x"]) == ([0, 10, None], [10, 15, None])
+    assert (t["tool calls"]["x"], t["repeated tool calls"]["x"], t["turns"]["x"]) == ([15], [16], [16])
+    assert (t["detection: stop"]["x"], t["repeated regions"]["x"]) == ([], [2, 25, None])
+    assert fig["layout"]["xaxis"]["range"] == [10, 16]
+    assert fig["layout"]["yaxis"]["categoryarray"] == figure()["layout"]["yaxis"]["categoryarray"]
+
+
+def test_zooming_into_a_huge_session_shows_every_point_of_the_stretch():
+    events = []
+    for _ in range(50_000):
+        events += [
+            {"type": "turn"},
+            {"type": "reasoning", "text": "abc"},
+            {"type": "tool_call", "name": "ls", "args": {}},
+        ]
+    streams = streams_from_events(enumerate(events, start=1))
+    whole = traces(timeline_figure(streams, [], [], max_points=100))["turns"]
+    zoomed = traces(timeline_figure(streams, [], [], max_points=100, x_range=(0, 396)))["turns"]
+    assert (len(whole["x"]), whole["hovertext"][1]) == (100, "500 turns here; the first:<br>turn 501")
+    assert (zoomed["x"], zoomed["hovertext"][:2]) == (list(range(0, 400, 4)), ["turn 1", "turn 2"])

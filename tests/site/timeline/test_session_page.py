@@ -152,3 +152,31 @@ def test_the_first_window_is_the_head_of_the_channel(browser_client):
     html = browser_client.get(f"/sessions/{session.pk}/").content.decode()
     assert f'<span class="text-window" data-start="0" data-end="{HEAD_CHARS}">' in html
     assert f'<button type="button" class="gap" data-start="{HEAD_CHARS}" data-end="4449">' in html
+
+
+@pytest.mark.django_db
+def test_the_figure_endpoint_gives_a_zoomed_timeline_and_its_detections_targets(browser_client):
+    session = replayed_demo(REASONING_LOOP)
+    (d,) = session.detections.all()
+    query = {"axis": "offset", "x0": d.start, "x1": d.at, "profile": "default"}
+
+    answer = browser_client.get(f"/sessions/{session.pk}/figure", query).json()
+
+    assert answer["figure"]["layout"]["xaxis"]["range"] == [d.start, d.at]
+    stop = next(t for t in answer["figure"]["data"] if t["name"] == f"detection: {d.action}")
+    assert (stop["x"], stop["customdata"]) == ([d.at], [["detection", d.pk]])  # reasoning only: position = offset
+    assert answer["targets"] == {str(d.pk): {"channel": "reasoning", "start": d.start, "end": d.end, "at": d.at}}
+    before = browser_client.get(f"/sessions/{session.pk}/figure", {**query, "x1": d.at - 1}).json()
+    assert before["targets"] == {}
+
+
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [({"axis": "seq", "x0": 0, "x1": 1}, "axis"), ({"x0": 0}, "x0"), ({"x0": 5, "x1": 5}, "x0"),
+     ({"x0": "nan", "x1": 1}, "x0"), ({"x0": "a", "x1": 1}, "x0")],
+)  # fmt: skip
+@pytest.mark.django_db
+def test_the_figure_endpoint_refuses_bad_parameters(browser_client, query, field):
+    session = replayed_demo(TOOLS_LOOP, profiles=())
+    answer = browser_client.get(f"/sessions/{session.pk}/figure", query)
+    assert (answer.status_code, answer.json()["field"]) == (400, field)

@@ -238,4 +238,13 @@ def test_a_one_megabyte_session_renders_a_bounded_page(
     flashed = wait_until(driver, "return [...document.querySelectorAll('.tool-row.flash')].map(e => +e.dataset.index)")
     assert min(flashed) > 24_000
     assert driver.execute_script("return document.getElementsByTagName('*').length") < counts["all"] + 2 * 100 * 10
+
+    # Zooming in fetches the stretch in full detail: every turn of it (one each 40 positions) instead of buckets.
+    turns = "return document.getElementById('timeline-plot').data.find(t => t.name === 'turns').x"
+    assert len(driver.execute_script(turns)) == 400
+    driver.execute_script("Plotly.relayout('timeline-plot', {'xaxis.range[0]': 0, 'xaxis.range[1]': 3960})")
+    zoomed = wait_until(driver, turns.replace("return ", "const x = ") + "; return x[x.length - 1] === 3960 && x;")
+    assert zoomed == list(range(0, 3961, 40))
+    driver.execute_script("Plotly.relayout('timeline-plot', {'xaxis.autorange': true})")
+    assert len(wait_until(driver, turns.replace("return ", "const x = ") + "; return x.length === 400 && x;")) == 400
     assert driver.execute_script("return pageErrors") == []
