@@ -5,10 +5,13 @@ checkpoint-style detector (its evaluations: the range it looked at as a
 bar, the checkpoint as a marker, red when it found a loop) and one per
 detector that fired (the repeated region as a bar, a marker where it
 fired). The x axis is the stream position (characters of all text channels
-and tool calls streamed before a point; see streams.py) or, when the events carry `t`,
-seconds. Every trace holds at most `max_points` points: beyond that,
-neighbours on the x axis are bucketed into one point whose hover counts
-them. Hover text is Plotly's HTML-ish markup, so every piece of transcript
+and tool calls streamed before a point; see streams.py) or, when the
+events carry `t`, seconds. Every trace holds at most `max_points` points:
+beyond that, neighbours on the x axis are bucketed into one point whose
+hover counts them; a zoom (`x_range`) is a figure of that stretch alone,
+so it shows it in full detail again. Cost: O(n log n) in the session's
+tool calls, turns, checkpoints and detections; hover text is built only
+for the points kept. Hover text is Plotly's HTML-ish markup, so every piece of transcript
 or detector text in it is escaped here; clicks read `customdata`:
 `["detection", id]`, `["range", channel, start, end]` or `["tool", index]`.
 """
