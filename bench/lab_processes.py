@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -46,6 +47,9 @@ def bench_lab(database: str, redis_db: int) -> Iterator[dict[str, str]]:
         "DATABASE_URL": f"{POSTGRES}/{database}",
         "REDIS_URL": f"{REDIS}/{redis_db}",
         "DJANGO_SETTINGS_MODULE": "loopguard_site.settings",
+        # as deployed: no debug bookkeeping (query log, debug pages)
+        "DEBUG": "false",
+        "SECRET_KEY": secrets.token_urlsafe(32),
     }
     signal.signal(signal.SIGTERM, _raise_interrupt)
     _admin(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
