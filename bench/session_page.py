@@ -1,6 +1,6 @@
 """Session page cost for large sessions: server time to lay out the events,
-build the timeline figure and render the page, page and figure sizes, and
-one on-demand text window, for agent sessions of 1,000 to 100,000 events
+build the timeline figure and render the page, page and figure sizes, one
+on-demand text window and one zoom (the first 1% of the x axis), for agent sessions of 1,000 to 100,000 events
 (turn, two reasoning deltas of 20 characters, a tool call: 100,000 events
 are about 1 MB of text) replayed through the `default` profile, which flags
 nearly every tool call (tens of thousands of detections at the top size).
@@ -65,7 +65,10 @@ def main() -> None:
     client = Client()
     client.force_login(user)
     print(f"database: {connection.vendor}")
-    header = ("events", "text KB", "detections", "streams s", "figure s", "figure KB", "page s", "page KB", "window s")
+    header = (
+        "events", "text KB", "detections", "streams s", "figure s", "figure KB",
+        "page s", "page KB", "window s", "zoom s",
+    )  # fmt: skip
     print(" ".join(f"{h:>10}" for h in header))
     try:
         for size in SIZES:
@@ -82,11 +85,13 @@ def main() -> None:
             middle = len(streams.texts["reasoning"]) // 2
             query = {"channel": "reasoning", "start": middle, "end": middle + 8000, "profile": "default"}
             window, window_s = timed(partial(client.get, f"/sessions/{session.pk}/window", query))
-            assert page.status_code == 200 and window.status_code == 200
+            zoom_query = {"axis": "offset", "x0": 0, "x1": streams.length / 100, "profile": "default"}
+            zoom, zoom_s = timed(partial(client.get, f"/sessions/{session.pk}/figure", zoom_query))
+            assert page.status_code == 200 and window.status_code == 200 and zoom.status_code == 200
             row = (
                 f"{size:>10,}", f"{len(streams.texts['reasoning']) // 1000:>10,}", f"{len(detections):>10,}",
                 f"{streams_s:>10.2f}", f"{figure_s:>10.2f}", f"{len(json.dumps(figure)) // 1000:>10,}",
-                f"{page_s:>10.2f}", f"{len(page.content) // 1000:>10,}", f"{window_s:>10.2f}",
+                f"{page_s:>10.2f}", f"{len(page.content) // 1000:>10,}", f"{window_s:>10.2f}", f"{zoom_s:>10.2f}",
             )  # fmt: skip
             print(" ".join(row), flush=True)
             Session.objects.filter(pk=session.pk).delete()
