@@ -135,14 +135,18 @@ def test_the_window_endpoint_gives_a_page_of_text_with_highlights(browser_client
 
 
 @pytest.mark.parametrize(
-    ("query", "field"),
-    [({"channel": "user", "start": 0, "end": 1}, "channel"), ({"channel": "content", "start": "-1", "end": 1}, "start"),
-     ({"channel": "content", "start": 0}, "end")],
+    ("endpoint", "query", "field"),
+    [("window", {"channel": "user", "start": 0, "end": 1}, "channel"),
+     ("window", {"channel": "content", "start": "-1", "end": 1}, "start"),
+     ("window", {"channel": "content", "start": 0}, "end"),
+     ("figure", {"axis": "seq", "x0": 0, "x1": 1}, "axis"), ("figure", {"x0": 0}, "x0"),
+     ("figure", {"x0": 5, "x1": 5}, "x0"), ("figure", {"x0": "nan", "x1": 1}, "x0"),
+     ("figure", {"x0": "a", "x1": 1}, "x0")],
 )  # fmt: skip
 @pytest.mark.django_db
-def test_the_window_endpoint_refuses_bad_parameters(browser_client, query, field):
+def test_the_window_and_figure_endpoints_refuse_bad_parameters(browser_client, endpoint, query, field):
     session = replayed_demo(REASONING_LOOP, profiles=())
-    answer = browser_client.get(f"/sessions/{session.pk}/window", query)
+    answer = browser_client.get(f"/sessions/{session.pk}/{endpoint}", query)
     assert (answer.status_code, answer.json()["field"]) == (400, field)
 
 
@@ -168,15 +172,3 @@ def test_the_figure_endpoint_gives_a_zoomed_timeline_and_its_detections_targets(
     assert answer["targets"] == {str(d.pk): {"channel": "reasoning", "start": d.start, "end": d.end, "at": d.at}}
     before = browser_client.get(f"/sessions/{session.pk}/figure", {**query, "x1": d.at - 1}).json()
     assert before["targets"] == {}
-
-
-@pytest.mark.parametrize(
-    ("query", "field"),
-    [({"axis": "seq", "x0": 0, "x1": 1}, "axis"), ({"x0": 0}, "x0"), ({"x0": 5, "x1": 5}, "x0"),
-     ({"x0": "nan", "x1": 1}, "x0"), ({"x0": "a", "x1": 1}, "x0")],
-)  # fmt: skip
-@pytest.mark.django_db
-def test_the_figure_endpoint_refuses_bad_parameters(browser_client, query, field):
-    session = replayed_demo(TOOLS_LOOP, profiles=())
-    answer = browser_client.get(f"/sessions/{session.pk}/figure", query)
-    assert (answer.status_code, answer.json()["field"]) == (400, field)
