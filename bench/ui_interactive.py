@@ -148,11 +148,13 @@ def main(argv: list[str] | None = None) -> int:
                 driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": INTERACTIVE_MARKER})
                 driver.get(base + "/static/css/loopguard.css")  # a page of the host, to own its cookies
                 driver.add_cookie({"name": name, "value": value, "path": "/"})
+                driver.get_log("browser")  # drop that page's messages (its favicon 404)
                 print(
                     f"session {session_id}: {chars:,} characters of text, {detections:,} detections; {load_average()}"
                 )
                 print(
-                    "| run | interactive ms | HTML received ms | DOMContentLoaded ms | load ms | HTML KB | script errors | load average |"
+                    "| run | interactive ms | HTML received ms | DOMContentLoaded ms | load ms | HTML KB"
+                    " | script errors | load average |"
                 )
                 print("|---|---|---|---|---|---|---|---|")
                 results = []
@@ -160,7 +162,8 @@ def main(argv: list[str] | None = None) -> int:
                     result = timed_load(driver, f"{base}/sessions/{session_id}/")
                     results.append(result)
                     print(
-                        f"| {number} | {result['interactive']:,.0f} | {result['response']:,.0f} | {result['dcl']:,.0f} | {result['load']:,.0f}"
+                        f"| {number} | {result['interactive']:,.0f} | {result['response']:,.0f} | {result['dcl']:,.0f}"
+                        f" | {result['load']:,.0f}"
                         f" | {result['html_kb']:,.0f} | {len(result['errors'])} | {load_average()[13:]} |",
                         flush=True,
                     )
