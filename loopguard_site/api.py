@@ -48,14 +48,15 @@ def api_view(methods: tuple[str, ...] = ("GET",)) -> Callable:
         @csrf_exempt
         @functools.wraps(view)
         def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-            if request.method not in methods:
-                return error_response(f"method {request.method} is not allowed here", 405)
+            # who asks comes first: an anonymous client learns nothing, not even the methods
             token_user = request_token_user(request)
             if token_user is not None:
                 request.user = token_user
             elif not request.user.is_authenticated:
                 return error_response("authentication required: send 'Authorization: Bearer <token>'", 401)
-            elif request.method not in ("GET", "HEAD", "OPTIONS"):
+            if request.method not in methods:
+                return error_response(f"method {request.method} is not allowed here", 405)
+            if token_user is None and request.method not in ("GET", "HEAD", "OPTIONS"):
                 failure = _csrf_failure(request)
                 if failure is not None:
                     return error_response("CSRF check failed", 403)

@@ -133,7 +133,9 @@ TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
-LOGIN_URL = "admin:login"
+LOGIN_URL = "accounts:login"
+LOGIN_REDIRECT_URL = "transcripts:session_list"
+LOGOUT_REDIRECT_URL = "accounts:login"
 
 STATIC_URL = "static/"
 STATIC_ROOT = DATA_DIR / "static"

@@ -3,6 +3,7 @@ from django.urls import include, path
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("accounts/", include("loopguard_site.accounts.urls")),
     path("", include("loopguard_site.live.urls")),  # first: it shares api/sessions/<id>/events
     path("", include("loopguard_site.transcripts.urls")),
     path("", include("loopguard_site.replay.urls")),

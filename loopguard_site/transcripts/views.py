@@ -15,6 +15,7 @@ from .services import Upload, clean_tags, sessions_import_upload
 PAGE_SIZE = 50
 
 
+@login_required
 @require_GET
 def session_list(request: HttpRequest) -> HttpResponse:
     error = None

@@ -3,7 +3,6 @@ data directory, a free port; then Ctrl-C."""
 
 from __future__ import annotations
 
-import html
 import json
 import os
 import signal
@@ -49,7 +48,10 @@ def test_it_serves_the_demo_sessions_without_services_and_stops_on_ctrl_c(tmp_pa
         url = lines[-1].removeprefix("LoopGuard lab: ")
         token = next(line.removeprefix("API token: ") for line in lines if line.startswith("API token: "))
         with urllib.request.urlopen(url, timeout=30) as response:
-            home = (response.status, response.read().decode())
+            home = (response.status, response.url)  # anonymous: sent to the login page
+        listing = urllib.request.Request(url + "api/sessions", headers={"Authorization": f"Bearer {token}"})
+        with urllib.request.urlopen(listing, timeout=30) as response:
+            listed = [session["title"] for session in json.loads(response.read())["results"]]
         with urllib.request.urlopen(url + "static/plotly/plotly.min.js", timeout=30) as response:
             plotly_js = response.read()
         with connect(
@@ -66,8 +68,8 @@ def test_it_serves_the_demo_sessions_without_services_and_stops_on_ctrl_c(tmp_pa
     assert lines[2].startswith("API token: lg_") and len(token) == 46
     assert lines[3] == "Embedded mode: Celery worker thread (2 threads), in-memory channel layer"
     assert url.startswith("http://127.0.0.1:") and url.endswith("/")
-    assert home[0] == 200
-    assert [title for title in titles if html.escape(title) in home[1]] == titles
+    assert home == (200, url + "accounts/login/?next=/")
+    assert sorted(listed) == sorted(titles)
     assert plotly_js == (settings.PLOTLY_JS_DIR / "plotly.min.js").read_bytes()
     assert pong == {"pong": "lab"}
     assert rest.splitlines()[-1] == "LoopGuard lab stopped"

@@ -57,7 +57,7 @@ def test_the_pages_need_a_login_and_show_the_session(client, producer, live_sess
     missing = client.get(f"/live/{live_session.pk + 1000}")
     dashboard = client.get("/live/")
 
-    assert (anonymous.status_code, anonymous.url.split("?")[0]) == (302, "/admin/login/")
+    assert (anonymous.status_code, anonymous.url.split("?")[0]) == (302, "/accounts/login/")
     assert (page.status_code, missing.status_code, dashboard.status_code) == (200, 404, 200)
     assert f'data-ws-path="/ws/sessions/{live_session.pk}"' in page.content.decode()
     assert 'data-api-url="/api/live/sessions"' in dashboard.content.decode()

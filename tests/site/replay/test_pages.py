@@ -25,7 +25,7 @@ def browser(user) -> Client:
 @pytest.mark.django_db
 def test_it_sends_a_visitor_to_log_in(path):
     answer = Client().get(path)
-    assert (answer.status_code, answer["Location"]) == (302, f"/admin/login/?next={path}")
+    assert (answer.status_code, answer["Location"]) == (302, f"/accounts/login/?next={path}")
 
 
 @pytest.mark.django_db

@@ -15,6 +15,13 @@ from loopguard_site.transcripts.services import session_create_from_events
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
+
+@pytest.fixture
+def client(client, user):
+    """The home page needs a login (issue 9): alice's browser."""
+    client.force_login(user)
+    return client
+
 # title, model, format, tags, state, events, detections
 ROWS = [
     ("Alpha loop", "gpt-5", "openai", ["prod", "loop"], "stored", 3, 2),

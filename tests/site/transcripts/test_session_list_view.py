@@ -6,6 +6,13 @@ from loopguard_site.transcripts.services import session_create_from_events
 from loopguard_site.transcripts.views import PAGE_SIZE
 
 
+@pytest.fixture
+def client(client, user):
+    """The home page needs a login (issue 9): alice's browser."""
+    client.force_login(user)
+    return client
+
+
 def create(title: str, model: str = "gpt-x") -> None:
     session_create_from_events(title=title, model=model, source_format="events", parser_version="events/1", events=[])
 

@@ -15,7 +15,7 @@ GOOD = b'{"type": "session", "model": "<b>m</b>"}\n{"type": "content", "text": "
 def test_it_needs_a_login(client):
     response = client.get("/upload/")
 
-    assert (response.status_code, response["Location"]) == (302, "/admin/login/?next=/upload/")
+    assert (response.status_code, response["Location"]) == (302, "/accounts/login/?next=/upload/")
 
 
 @pytest.mark.django_db
