@@ -273,6 +273,9 @@ class LiveSession:
                 operation()
                 return
             except InvalidStatus as exc:
+                if exc.response.status_code >= 500 and attempt < self.retries:  # the lab restarting: try again
+                    time.sleep(retry_delay(attempt))
+                    continue
                 raise LiveSessionError(
                     f"the lab refused the ingest socket of session {self.session_id} "
                     f"(HTTP {exc.response.status_code}): check the token, the session id and that the session is open",

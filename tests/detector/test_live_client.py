@@ -7,6 +7,7 @@ lab's `resume` number with nothing lost and nothing doubled."""
 from __future__ import annotations
 
 import socket
+import sys
 import threading
 
 import pytest
@@ -240,3 +241,29 @@ def test_the_openai_wrapper_raises_when_the_lab_says_stop(lab, token, loop):  # 
     assert without_id(caught.value.detection) == stop
     assert Session.objects.get(pk=live.session_id).state == "stopped"
     live.disconnect()
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"transport": "carrier-pigeon"}, "transport must be one of ('ws', 'http'), not 'carrier-pigeon'"),
+        ({"window": 0}, "window must be at least 1"),
+    ],
+)
+def test_bad_options_are_refused_before_anything_is_sent(options, message):
+    with pytest.raises(ValueError) as caught:
+        LiveSession("http://127.0.0.1:9", "lg_x", session_id=1, **options)
+    assert str(caught.value) == message
+
+
+def test_the_socket_transport_without_websockets_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "websockets.exceptions", None)  # as if the package were missing
+    live = LiveSession("http://127.0.0.1:9", "lg_x", session_id=1)
+
+    with pytest.raises(LiveSessionError) as caught:
+        live.send({"type": "turn"})
+
+    assert str(caught.value) == (
+        "the WebSocket transport needs the `websockets` package (pip install websockets); or use transport='http'"
+    )
+    assert live.pending == {}  # nothing was numbered: the lab's resume is not known
