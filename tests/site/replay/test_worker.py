@@ -55,7 +55,11 @@ def test_a_worker_process_replays_the_job_and_progress_arrives_over_the_websocke
         await socket.disconnect()
         return connected, messages
 
-    connected, messages = async_to_sync(watch)()
+    try:
+        connected, messages = async_to_sync(watch)()
+    except TimeoutError as exc:
+        worker.stop()
+        raise AssertionError(f"the job's progress stopped coming; the worker's log:\n{worker.log.read_text()}") from exc
     status = worker.stop()
 
     assert connected == (True, None)
