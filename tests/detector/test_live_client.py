@@ -6,6 +6,7 @@ lab's `resume` number with nothing lost and nothing doubled."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import sys
 import threading
@@ -267,3 +268,29 @@ def test_the_socket_transport_without_websockets_says_what_to_install(monkeypatc
         "the WebSocket transport needs the `websockets` package (pip install websockets); or use transport='http'"
     )
     assert live.pending == {}  # nothing was numbered: the lab's resume is not known
+
+
+def test_the_async_openai_wrapper_raises_when_the_lab_says_stop(lab, token, loop):  # noqa: F811
+    server = lab()
+    _, index, stop = loop
+    chunks = openai_chunks(corpus_row(LOOP_ROW))
+    live = LiveSession(server.url, token, window=1)
+
+    async def upstream():
+        for item in chunks:
+            yield item
+
+    async def scenario() -> tuple[list, LoopDetected]:
+        received = []
+        try:
+            async for item in guard_openai_stream(upstream(), live=live):
+                received.append(item)
+        except LoopDetected as signal:
+            return received, signal
+        raise AssertionError("no LoopDetected")
+
+    received, signal = asyncio.run(scenario())
+
+    assert received == chunks[: index + 1]
+    assert (without_id(signal.detection), signal.origin) == (stop, "server")
+    live.disconnect()

@@ -5,16 +5,17 @@ right after the chunk that completes the loop and closes the upstream."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
-from openai import OpenAI
+from openai import AsyncOpenAI, OpenAI
 from openai.types.chat import ChatCompletionChunk
 
 from detector.importers import parse_path
 from detector.loop_signal import LoopDetected
 from detector.monitor import Monitor
-from detector.stream_guard import guard_anthropic_stream, guard_openai_stream
+from detector.stream_guard import AsyncGuardedStream, guard_anthropic_stream, guard_openai_stream
 from tests.openai_stub import StubUpstream, corpus_row, openai_chunks, reference_stop, row_events
 from tests.shared_paths import shared_path
 
@@ -161,3 +162,41 @@ def test_a_real_openai_client_stream_is_closed_when_the_loop_is_caught(loop):
 def test_a_chunk_that_is_neither_a_dict_nor_an_sdk_model_is_refused():
     with pytest.raises(TypeError, match="a stream chunk must be a dict or an SDK model with model_dump"):
         list(guard_openai_stream(["data: {}"]))
+
+
+def test_an_async_openai_client_stream_gets_the_async_guard_and_is_closed_at_the_loop(loop):
+    row, index, stop = loop
+
+    async def scenario(client: AsyncOpenAI) -> tuple[list, LoopDetected, object]:
+        stream = await client.chat.completions.create(model=row["model"], messages=[], stream=True)
+        received = []
+        try:
+            async for item in guard_openai_stream(stream):
+                received.append(item)
+        except LoopDetected as signal:
+            return received, signal, stream
+        raise AssertionError("no LoopDetected")
+
+    with StubUpstream(row) as stub:
+        received, signal, stream = asyncio.run(scenario(AsyncOpenAI(base_url=stub.url, api_key="sk", max_retries=0)))
+        assert stub.done.wait(timeout=30)
+
+    assert len(received) == index + 1 and content_of(received) == row["text"][: stop["at"]]
+    assert (signal.detection, signal.origin) == (stop, "local")
+    assert stream.response.is_closed
+    assert stub.hung_up and stub.sent < len(stub.chunks)
+
+
+def test_an_async_iterator_of_chunk_dicts_streams_through():
+    chunks = openai_chunks(corpus_row(NORMAL_ROW))
+
+    async def upstream():
+        for item in chunks:
+            yield item
+
+    async def scenario() -> list:
+        guarded = guard_openai_stream(upstream())
+        assert isinstance(guarded, AsyncGuardedStream)
+        return [item async for item in guarded]
+
+    assert asyncio.run(scenario()) == chunks
