@@ -5,7 +5,8 @@
 producer that lost the connection before reading one still learns to stop).
 Per message: `{"detection": {...}}` for each detection it fired, then
 `{"ack": N}`; a bad message gets `{"error", "field", "seq"}` and the socket
-stays usable. `{"close": true}` closes the session, answers `{"state":
+stays usable. Detections that silence fires (`live_sessions_tick`) arrive
+as `{"detection": {...}}` between messages. `{"close": true}` closes the session, answers `{"state":
 "closed"}` and ends the socket. One producer socket per session: a new one
 takes over and the older is closed with code 4409.
 
@@ -103,6 +104,9 @@ class IngestConsumer(AsyncJsonWebsocketConsumer):
         if message.close:
             await self.send_json({"state": result.state})
             await self.close(code=1000)
+
+    async def producer_detection(self, message: dict) -> None:
+        await self.send_json({"detection": message["detection"]})
 
     async def producer_taken(self, message: dict) -> None:
         if message["channel"] != self.channel_name:

@@ -2,10 +2,10 @@
 
 Viewers of a session (`/ws/sessions/<id>`) share the group `viewer_group(id)`
 and get the payloads declared here, exactly as the socket sends them. The
-producer sockets of a session share `producer_group(id)`: a new producer
-takes the session over and the older socket closes. `send_to_viewers` and
-`send_producer_taken` are the only code that calls the channel layer for
-live sessions; consumers forward what they get.
+producer sockets of a session share `producer_group(id)`: they get the
+detections that silence fired, and a new producer takes the session over
+(the older socket closes). The `send_*` functions here are the only code
+that calls the channel layer for live sessions; consumers forward what they get.
 """
 
 from __future__ import annotations
@@ -44,6 +44,15 @@ def send_to_viewers(session_id: int, payloads: list[ViewerMessage]) -> None:
     send = async_to_sync(get_channel_layer().group_send)
     for payload in payloads:
         send(viewer_group(session_id), {"type": "live.forward", "payload": payload})
+
+
+def send_to_producer(session_id: int, detections: list[dict]) -> None:
+    """Detections fired while no message arrived (silence), for the
+    session's producer socket; a message's own detections go back in the
+    answer to it."""
+    send = async_to_sync(get_channel_layer().group_send)
+    for detection in detections:
+        send(producer_group(session_id), {"type": "producer.detection", "detection": detection})
 
 
 async def send_producer_taken(session_id: int, channel_name: str) -> None:

@@ -67,6 +67,12 @@ def stalled_candidate_ids(cutoff: datetime) -> list[int]:
     return list(sessions.annotate(last=last).filter(last__lte=cutoff).order_by("pk").values_list("pk", flat=True))
 
 
+def tick_candidate_ids() -> list[int]:
+    """Open sessions that have stored an event (only those can have a `t`)."""
+    sessions = Session.objects.filter(state__in=OPEN_STATES, live_stream__last_event_at__isnull=False)
+    return list(sessions.order_by("pk").values_list("pk", flat=True))
+
+
 def dashboard_rows() -> list[dict]:
     """Sessions that were ever live (newest first): state, last event time,
     and their first detection (of the session's profile), for the dashboard."""

@@ -23,6 +23,7 @@ from __future__ import annotations
 import pickle
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
+from functools import partial
 
 from django.conf import settings
 from django.db import transaction
@@ -36,10 +37,10 @@ from loopguard_site.replay.models import CheckpointEvaluation, Detection
 from loopguard_site.replay.selectors import detection_to_dict, replay_config
 from loopguard_site.transcripts.models import Event, Session
 
-from .messages import ViewerMessage, send_to_viewers
+from .messages import ViewerMessage, send_to_producer, send_to_viewers
 from .models import LiveStream
 from .protocol import ProtocolError
-from .selectors import OPEN_STATES, stalled_candidate_ids
+from .selectors import OPEN_STATES, stalled_candidate_ids, tick_candidate_ids
 
 REPLAY_CHUNK = 2000  # events read per round trip when a Monitor is rebuilt
 
@@ -116,6 +117,21 @@ def _checkpoint_fields(checkpoint: Checkpoint) -> dict:
     return fields
 
 
+def _store_found(
+    session: Session, found: list[tuple[int, Found]], checkpoints: list[tuple[int, Checkpoint]]
+) -> list[dict]:
+    """Store detections and checkpoint evaluations (each with the seq of the
+    event that fired it) as the session's profile's; the detections as sent."""
+    rows = Detection.objects.bulk_create(
+        Detection(session=session, profile=session.profile, event_seq=number, **asdict(d)) for number, d in found
+    )
+    CheckpointEvaluation.objects.bulk_create(
+        CheckpointEvaluation(session=session, profile=session.profile, event_seq=number, **_checkpoint_fields(c))
+        for number, c in checkpoints
+    )
+    return [live_detection_dict(row) for row in rows]
+
+
 def live_ingest(*, session_id: int, seq: int, events: list[dict], close: bool = False) -> IngestResult:
     """Store one producer message (already checked by `protocol.parse_message`),
     detect, and answer what to acknowledge. `ProtocolError` for a gap in the
@@ -130,7 +146,7 @@ def live_ingest(*, session_id: int, seq: int, events: list[dict], close: bool = 
         monitor = stream_monitor(session, stream)
         first = session.event_count + 1
         found: list[tuple[int, Found]] = []
-        checkpoints = []
+        checkpoints: list[tuple[int, Checkpoint]] = []
         for number, event in enumerate(events, start=first):
             found.extend((number, detection) for detection in monitor.feed(event))
             checkpoints.extend((number, checkpoint) for checkpoint in monitor.take_checkpoints())
@@ -138,13 +154,7 @@ def live_ingest(*, session_id: int, seq: int, events: list[dict], close: bool = 
             Event(session=session, seq=number, type=event["type"], data=event)
             for number, event in enumerate(events, start=first)
         )
-        rows = Detection.objects.bulk_create(
-            Detection(session=session, profile=session.profile, event_seq=number, **asdict(d)) for number, d in found
-        )
-        CheckpointEvaluation.objects.bulk_create(
-            CheckpointEvaluation(session=session, profile=session.profile, event_seq=number, **_checkpoint_fields(c))
-            for number, c in checkpoints
-        )
+        detections = _store_found(session, found, checkpoints)
         old_state = session.state
         state = Session.State.CLOSED if close else _state_after(session, monitor, bool(found))
         Session.objects.filter(pk=session.pk).update(event_count=F("event_count") + len(events), state=state)
@@ -152,7 +162,6 @@ def live_ingest(*, session_id: int, seq: int, events: list[dict], close: bool = 
         stream.monitor = pickle.dumps(monitor, protocol=pickle.HIGHEST_PROTOCOL)
         stream.last_event_at = timezone.now()
         stream.save()
-        detections = [live_detection_dict(row) for row in rows]
         payloads: list[ViewerMessage] = [
             {"events": [{"seq": number, **event} for number, event in enumerate(events, start=first)]}
         ]
@@ -194,3 +203,43 @@ def live_sessions_mark_stalled(*, now: datetime) -> list[int]:
                 )
                 marked.append(session_id)
     return marked
+
+
+def live_sessions_tick(*, now: datetime) -> list[int]:
+    """`Monitor.tick` for the open sessions whose events carry `t`: time
+    goes on while nothing arrives, so the detectors' silence rules (the
+    health detector's `stream_stalled` and `stream_idle`, seed 003) fire for
+    a stream that went quiet. The session's `t` now is its last event's `t`
+    plus the wall-clock time since that event was stored. Detections are
+    stored and sent to viewers and to the producer socket; a stop-level one
+    makes the session `stopped`. The ids of sessions where one fired."""
+    fired = []
+    for session_id in tick_candidate_ids():
+        with transaction.atomic():
+            session, stream = _locked_stream(session_id)
+            if session.state not in OPEN_STATES or stream.last_event_at is None:
+                continue
+            monitor = stream_monitor(session, stream)
+            if monitor.ctx.t is None:
+                continue
+            found = [
+                (session.event_count, d)
+                for d in monitor.tick(monitor.ctx.t + (now - stream.last_event_at).total_seconds())
+            ]
+            if not found:
+                continue
+            detections = _store_found(session, found, [])
+            stream.monitor = pickle.dumps(monitor, protocol=pickle.HIGHEST_PROTOCOL)
+            stream.save(update_fields=["monitor"])
+            payloads: list[ViewerMessage] = [{"detection": detection} for detection in detections]
+            if monitor.stopped and session.state != Session.State.STOPPED:
+                Session.objects.filter(pk=session_id).update(state=Session.State.STOPPED)
+                payloads.append({"state": Session.State.STOPPED})
+            transaction.on_commit(partial(_send_tick, session_id, payloads, detections))
+            fired.append(session_id)
+    return fired
+
+
+def _send_tick(session_id: int, payloads: list[ViewerMessage], detections: list[dict]) -> None:
+    send_to_viewers(session_id, payloads)
+    send_to_producer(session_id, detections)

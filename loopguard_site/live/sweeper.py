@@ -1,5 +1,6 @@
-"""The stalled sweep's loop: a daemon thread of the lab process that calls
-`live_sessions_mark_stalled(now)` every LOOPGUARD_LIVE_SWEEP_SECONDS.
+"""The live sessions' clock: a daemon thread of the lab process that calls
+`live_sessions_mark_stalled(now)` and `live_sessions_tick(now)` every
+LOOPGUARD_LIVE_SWEEP_SECONDS.
 
 It runs in every `loopguard lab` process, embedded or full mode: no beat
 process to deploy, and several web processes sweeping at once are harmless
@@ -15,7 +16,7 @@ import threading
 from django.db import close_old_connections
 from django.utils import timezone
 
-from .services import live_sessions_mark_stalled
+from .services import live_sessions_mark_stalled, live_sessions_tick
 
 log = logging.getLogger(__name__)
 
@@ -36,8 +37,10 @@ class StalledSweeper:
     def _run(self) -> None:
         while not self._stop.wait(self.interval):
             try:
-                live_sessions_mark_stalled(now=timezone.now())
+                now = timezone.now()
+                live_sessions_mark_stalled(now=now)
+                live_sessions_tick(now=now)
             except Exception:  # a database hiccup must not end the sweeping for good
-                log.exception("the stalled sweep failed; trying again in %s s", self.interval)
+                log.exception("the live sweep failed; trying again in %s s", self.interval)
             finally:
                 close_old_connections()

@@ -98,9 +98,18 @@ def viewer_socket(session: Session, who: Account) -> WebsocketCommunicator:
     return WebsocketCommunicator(application, f"/ws/sessions/{session.pk}", headers=who.headers)
 
 
-async def receive_all(socket: WebsocketCommunicator) -> list[dict]:
-    """Every message the socket has been sent so far (it answers within TIMEOUT)."""
-    messages = []
-    while not await socket.receive_nothing(timeout=0.2):
+async def connect_refused(socket: WebsocketCommunicator) -> tuple:
+    """The handshake's outcome, for a socket the server refuses; then the
+    disconnect that lets the consumer finish (rather than being cancelled)."""
+    outcome = await socket.connect(timeout=TIMEOUT)
+    await socket.disconnect()
+    return outcome
+
+
+async def receive(socket: WebsocketCommunicator, count: int) -> list[dict]:
+    """The next `count` messages (each within TIMEOUT), and any more the
+    socket was already sent, so that a test comparing the list sees extras."""
+    messages = [await socket.receive_json_from(timeout=TIMEOUT) for _ in range(count)]
+    while not await socket.receive_nothing(timeout=0.1):
         messages.append(await socket.receive_json_from(timeout=TIMEOUT))
     return messages

@@ -10,7 +10,7 @@ from channels.layers import InMemoryChannelLayer, get_channel_layer
 from loopguard_site.live.services import live_detection_dict
 from loopguard_site.replay.models import Detection
 
-from .conftest import TIMEOUT, ingest_socket, receive_all, viewer_socket
+from .conftest import TIMEOUT, ingest_socket, receive, viewer_socket
 
 pytestmark = [pytest.mark.embedded, pytest.mark.django_db(transaction=True)]
 
@@ -26,9 +26,9 @@ def test_the_stop_reaches_producer_and_viewer(live_session, producer, loop_event
         await socket.connect(timeout=TIMEOUT)
         answers = [await socket.receive_json_from(timeout=TIMEOUT)]
         await socket.send_json_to({"seq": 1, "events": loop_events[: loop_stop.seq]})
-        answers += await receive_all(socket)
+        answers += await receive(socket, 2)
         await socket.disconnect()
-        seen = await receive_all(viewer)
+        seen = await receive(viewer, 3)
         await viewer.disconnect()
         return answers, seen
 

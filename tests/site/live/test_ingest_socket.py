@@ -11,7 +11,7 @@ from loopguard_site.replay.models import Detection
 from loopguard_site.transcripts.models import Event, Session
 from loopguard_site.transcripts.services import session_create_from_events
 
-from .conftest import TIMEOUT, ingest_socket, receive_all
+from .conftest import TIMEOUT, connect_refused, ingest_socket, receive
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -30,7 +30,7 @@ def test_it_resumes_at_zero_and_acknowledges_each_message_once_stored(live_servi
         await socket.send_json_to({"seq": 1, "event": {"type": "turn"}})
         messages.append(await socket.receive_json_from(timeout=TIMEOUT))
         await socket.send_json_to({"seq": 2, "events": [HELLO, {"type": "content", "text": "World."}]})
-        messages += await receive_all(socket)
+        messages += await receive(socket, 1)
         await socket.disconnect()
         return messages
 
@@ -164,11 +164,11 @@ def test_it_repeats_the_stop_after_a_reconnect(live_services, live_session, prod
         await first.connect(timeout=TIMEOUT)
         await first.receive_json_from(timeout=TIMEOUT)
         await first.send_json_to({"seq": 1, "events": loop_events[: loop_stop.seq]})
-        await receive_all(first)
+        await receive(first, 2)
         await first.disconnect()
         second = ingest_socket(live_session, producer)
         await second.connect(timeout=TIMEOUT)
-        messages = await receive_all(second)
+        messages = await receive(second, 2)
         await second.disconnect()
         return messages
 
@@ -189,7 +189,8 @@ def test_it_closes_the_session_on_close_and_refuses_events_after(live_services, 
         await socket.receive_json_from(timeout=TIMEOUT)
         await socket.send_json_to({"close": True})
         answers = [await socket.receive_json_from(timeout=TIMEOUT), await socket.receive_output(timeout=TIMEOUT)]
-        again = await ingest_socket(live_session, producer).connect(timeout=TIMEOUT)
+        await socket.disconnect()
+        again = await connect_refused(ingest_socket(live_session, producer))
         return answers, again
 
     answers, again = async_to_sync(scenario)()
@@ -206,7 +207,9 @@ def test_a_close_riding_on_events_stores_them_first(live_services, live_session,
         await socket.connect(timeout=TIMEOUT)
         await socket.receive_json_from(timeout=TIMEOUT)
         await socket.send_json_to({"seq": 1, "events": [HELLO, {"type": "finish", "reason": "stop"}], "close": True})
-        return [await socket.receive_json_from(timeout=TIMEOUT) for _ in range(2)]
+        answers = [await socket.receive_json_from(timeout=TIMEOUT) for _ in range(2)]
+        await socket.disconnect()
+        return answers
 
     assert async_to_sync(scenario)() == [{"ack": 1}, {"state": "closed"}]
     assert stored(live_session) == [(1, HELLO), (2, {"type": "finish", "reason": "stop"})]
@@ -223,6 +226,7 @@ def test_a_new_producer_takes_over_and_the_older_socket_is_closed(live_services,
         await second.connect(timeout=TIMEOUT)
         resume = await second.receive_json_from(timeout=TIMEOUT)
         first_closed = await first.receive_output(timeout=TIMEOUT)
+        await first.disconnect()
         await second.send_json_to({"seq": 2, "event": HELLO})
         ack = await second.receive_json_from(timeout=TIMEOUT)
         await second.disconnect()
@@ -246,7 +250,8 @@ def test_two_producers_sending_the_same_seq_store_it_once(live_services, live_se
         answer = await sockets[1].receive_json_from(timeout=TIMEOUT)
         await sockets[1].send_json_to({"seq": 1, "event": HELLO})
         again = await sockets[1].receive_json_from(timeout=TIMEOUT)
-        await sockets[1].disconnect()
+        for socket in sockets:
+            await socket.disconnect()
         return [answer, again]
 
     assert async_to_sync(scenario)() == [{"ack": 1}, {"ack": 1}]
@@ -277,6 +282,6 @@ def test_it_refuses_who_may_not_stream_into_the_session(live_services, live_sess
         path = f"/ws/ingest/{stored_session.pk}"
 
     async def scenario() -> tuple:
-        return await WebsocketCommunicator(application, path, headers=headers).connect(timeout=TIMEOUT)
+        return await connect_refused(WebsocketCommunicator(application, path, headers=headers))
 
     assert async_to_sync(scenario)() == (False, code)

@@ -12,11 +12,18 @@ import time_machine
 from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 
-from loopguard_site.live.services import live_ingest, live_session_close, live_sessions_mark_stalled
+from loopguard_site.live.services import (
+    live_detection_dict,
+    live_ingest,
+    live_session_close,
+    live_sessions_mark_stalled,
+    live_sessions_tick,
+)
+from loopguard_site.replay.models import Detection
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.services import session_create_from_events, session_create_live
 
-from .conftest import TIMEOUT, receive_all, viewer_socket
+from .conftest import TIMEOUT, ingest_socket, receive, viewer_socket
 
 T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 HELLO = {"type": "content", "text": "Hello. "}
@@ -90,7 +97,7 @@ def test_viewers_see_the_session_stall(live_services, settings, live_session, pr
         await viewer.connect(timeout=TIMEOUT)
         await viewer.receive_json_from(timeout=TIMEOUT)  # the snapshot's state
         await sweep()
-        messages = await receive_all(viewer)
+        messages = await receive(viewer, 1)
         await viewer.disconnect()
         return messages
 
@@ -99,3 +106,63 @@ def test_viewers_see_the_session_stall(live_services, settings, live_session, pr
         return live_sessions_mark_stalled(now=live_session.created + timedelta(seconds=60))
 
     assert async_to_sync(watch)() == [{"state": "stalled"}]
+
+
+def timed(*ts: float) -> list[dict]:
+    return [{"type": "content", "text": f"chunk at {t}. ", "t": t} for t in ts]
+
+
+@pytest.mark.django_db
+def test_silence_fires_the_health_detector_through_monitor_tick(producer):
+    with time_machine.travel(T0, tick=False) as clock:
+        timed_session = session_create_live(model="m", uploader=producer.user)
+        untimed = session_create_live(model="m", uploader=producer.user)
+        live_ingest(session_id=timed_session.pk, seq=1, events=timed(0, 2.5, 5))
+        live_ingest(session_id=untimed.pk, seq=1, events=[HELLO])
+        ticks = []
+        for seconds in (599, 600, 601, 1799, 1800, 4000):
+            clock.move_to(T0 + timedelta(seconds=seconds))
+            ticks.append(live_sessions_tick(now=datetime.now(tz=UTC)))
+
+    rows = Detection.objects.filter(session=timed_session).order_by("id")
+    assert ticks == [[], [timed_session.pk], [], [], [timed_session.pk], []]
+    assert [(d.type, d.action, d.event_seq, d.extra["gap_s"]) for d in rows] == [
+        ("stream_stalled", "warn", 3, 600.0),
+        ("stream_idle", "stop", 3, 1800.0),
+    ]
+    assert (state(timed_session), state(untimed)) == ("stopped", "live")
+    assert not Detection.objects.filter(session=untimed).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_producer_and_viewers_hear_of_a_stop_fired_by_silence(live_services, live_session, producer):
+    with time_machine.travel(T0, tick=False):
+        live_ingest(session_id=live_session.pk, seq=1, events=timed(0, 5))
+
+    @database_sync_to_async
+    def tick() -> list[int]:
+        return live_sessions_tick(now=T0 + timedelta(seconds=1805))
+
+    async def scenario() -> tuple:
+        socket = ingest_socket(live_session, producer)
+        viewer = viewer_socket(live_session, producer)
+        await socket.connect(timeout=TIMEOUT)
+        await viewer.connect(timeout=TIMEOUT)
+        before = (await receive(socket, 1), await receive(viewer, 2))
+        await tick()
+        after = (await receive(socket, 2), await receive(viewer, 3))
+        await socket.disconnect()
+        await viewer.disconnect()
+        return before, after
+
+    before, after = async_to_sync(scenario)()
+
+    idle = live_detection_dict(Detection.objects.get(session=live_session, type="stream_idle"))
+    stalled = live_detection_dict(Detection.objects.get(session=live_session, type="stream_stalled"))
+    assert before[0] == [{"resume": 1}]
+    assert [list(m) for m in before[1]] == [["state"], ["events"]]
+    # one tick after 30 minutes of silence: the stall (warn) and the dead stream (stop) at once
+    assert after == (
+        [{"detection": stalled}, {"detection": idle}],
+        [{"detection": stalled}, {"detection": idle}, {"state": "stopped"}],
+    )

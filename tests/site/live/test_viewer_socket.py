@@ -14,7 +14,7 @@ from loopguard_site.asgi import application
 from loopguard_site.live.services import live_detection_dict, live_ingest
 from loopguard_site.replay.models import Detection
 
-from .conftest import TIMEOUT, ingest_socket, receive_all, viewer_socket
+from .conftest import TIMEOUT, connect_refused, ingest_socket, receive, viewer_socket
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -34,7 +34,7 @@ def test_every_viewer_sees_events_detection_and_state_as_they_happen(
         viewers = [viewer_socket(live_session, producer), viewer_socket(live_session, outsider)]
         for viewer in viewers:
             assert await viewer.connect(timeout=TIMEOUT) == (True, None)
-        snapshots = [await receive_all(viewer) for viewer in viewers]
+        snapshots = [await receive(viewer, 1) for viewer in viewers]
         socket = ingest_socket(live_session, producer)
         await socket.connect(timeout=TIMEOUT)
         await socket.receive_json_from(timeout=TIMEOUT)
@@ -43,7 +43,7 @@ def test_every_viewer_sees_events_detection_and_state_as_they_happen(
             while "ack" not in await socket.receive_json_from(timeout=TIMEOUT):
                 pass
         await socket.disconnect()
-        seen = [await receive_all(viewer) for viewer in viewers]
+        seen = [await receive(viewer, 5) for viewer in viewers]
         for viewer in viewers:
             await viewer.disconnect()
         return snapshots, seen
@@ -72,7 +72,7 @@ def test_a_viewer_joining_late_gets_the_stored_session_first(
     async def scenario() -> list[dict]:
         viewer = viewer_socket(live_session, producer)
         await viewer.connect(timeout=TIMEOUT)
-        messages = await receive_all(viewer)
+        messages = await receive(viewer, 3)
         await viewer.disconnect()
         return messages
 
@@ -90,6 +90,6 @@ def test_it_refuses_anonymous_viewers_and_missing_sessions(live_services, live_s
     url = path.format(pk=live_session.pk, missing=live_session.pk + 1000)
 
     async def scenario() -> tuple:
-        return await WebsocketCommunicator(application, url, headers=headers).connect(timeout=TIMEOUT)
+        return await connect_refused(WebsocketCommunicator(application, url, headers=headers))
 
     assert async_to_sync(scenario)() == (False, code)
