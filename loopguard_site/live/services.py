@@ -64,9 +64,19 @@ def live_detection_dict(detection: Detection) -> dict:
 
 def _locked_stream(session_id: int) -> tuple[Session, LiveStream]:
     """The session and its LiveStream, locked until the transaction ends."""
+    if not Session.objects.filter(pk=session_id).exists():
+        raise ProtocolError(f"no session {session_id}", status=404)  # deleted while a producer streamed
     LiveStream.objects.get_or_create(session_id=session_id)
     stream = LiveStream.objects.select_for_update().get(session_id=session_id)
     return Session.objects.get(pk=session_id), stream
+
+
+def _locked_or_gone(session_id: int) -> tuple[Session, LiveStream] | None:
+    """For the sweeps: a session deleted since it was listed is skipped."""
+    try:
+        return _locked_stream(session_id)
+    except ProtocolError:
+        return None
 
 
 def _check_open(session: Session) -> None:
@@ -194,7 +204,9 @@ def live_sessions_mark_stalled(*, now: datetime) -> list[int]:
     marked = []
     for session_id in stalled_candidate_ids(cutoff):
         with transaction.atomic():
-            session, stream = _locked_stream(session_id)
+            if (locked := _locked_or_gone(session_id)) is None:
+                continue
+            session, stream = locked
             last = stream.last_event_at or session.created
             if session.state in (Session.State.LIVE, Session.State.LOOPING) and last <= cutoff:
                 Session.objects.filter(pk=session_id).update(state=Session.State.STALLED)
@@ -216,7 +228,9 @@ def live_sessions_tick(*, now: datetime) -> list[int]:
     fired = []
     for session_id in tick_candidate_ids():
         with transaction.atomic():
-            session, stream = _locked_stream(session_id)
+            if (locked := _locked_or_gone(session_id)) is None:
+                continue
+            session, stream = locked
             if session.state not in OPEN_STATES or stream.last_event_at is None:
                 continue
             monitor = stream_monitor(session, stream)

@@ -15,7 +15,8 @@ import pytest
 
 from detector.monitor import Monitor
 from loopguard_site.live.models import LiveStream
-from loopguard_site.live.services import live_detection_dict
+from loopguard_site.live.protocol import ProtocolError
+from loopguard_site.live.services import live_detection_dict, live_ingest
 from loopguard_site.replay.models import Detection
 from loopguard_site.transcripts.models import Event
 from tests.shared_paths import REPO_ROOT
@@ -154,3 +155,19 @@ def test_scan_exits_1_on_the_looping_session_exported_as_events(live_session, pr
     stored = live_detection_dict(Detection.objects.get(session=live_session))
     first = {k: v for k, v in stored.items() if k not in ("id", "profile", "event_seq")}
     assert (report["profile"], report["detections"]) == ("default", [first])
+
+
+def test_a_session_deleted_while_streaming_answers_404(live_session, producer):
+    client = producer.client()
+    post(client, live_session, {"seq": 1, "events": [HELLO]})
+    pk = live_session.pk
+    live_session.delete()
+
+    with pytest.raises(ProtocolError) as raised:
+        live_ingest(session_id=pk, seq=2, events=[HELLO])
+
+    assert (str(raised.value), raised.value.status) == (f"no session {pk}", 404)
+    answer = client.post(
+        f"/api/sessions/{pk}/events", data={"seq": 2, "events": [HELLO]}, content_type="application/json"
+    )
+    assert (answer.status_code, answer.json()["error"]) == (404, f"no session {pk}")
