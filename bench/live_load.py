@@ -7,7 +7,7 @@ Redis db 11. A bench user and API token come from the accounts service.
 For each K of the ramp, K fresh live sessions get a viewer
 (`/ws/sessions/<id>`) and a producer (`/ws/ingest/<id>`) that sends one
 `content` event (16 characters of the corpus's normal content rows) every
-1/R s for the stage's duration without waiting for acknowledgements;
+1/R s for the stage's duration (first sends spread over one interval) without waiting for acknowledgements;
 each event carries its send time (`sent`, an unknown field the lab keeps), so
 the viewer measures ingest-to-viewer latency. After the stage, acks and
 viewers get a bounded drain (30 s): `unacked` = sent but not acknowledged by
@@ -168,11 +168,21 @@ async def stage(
     ]
     cpu_before, own_before, wall_before = cpu_seconds(server_pid), _own_cpu(), time.monotonic()
     start_at = time.monotonic() + 0.5
-    # Each producer reads the corpus text from its own offset.
+    # Each producer reads the corpus text from its own offset, and its first
+    # message is spread over one interval (producers do not send in lockstep).
+    interval = batch / rate
     await asyncio.gather(
         *(
-            produce(p, counts[s], text[(s * 997) % len(text) :] + text, rate, batch, start_at, start_at + seconds)
-            for p, s in zip(producer_sockets, session_ids, strict=True)
+            produce(
+                p,
+                counts[s],
+                text[(s * 997) % len(text) :] + text,
+                rate,
+                batch,
+                start_at + interval * i / len(session_ids),
+                start_at + seconds,
+            )
+            for i, (p, s) in enumerate(zip(producer_sockets, session_ids, strict=True))
         )
     )
     drain_end = time.monotonic() + DRAIN_S
