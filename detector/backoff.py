@@ -84,6 +84,7 @@ class BackoffAdvice(Detector):
     name = "backoff"
     Params = BackoffParams
     builtin = {"default": {}}
+    consumes = frozenset({"tool_result"})
 
     def __init__(self, params: BackoffParams | None = None):
         super().__init__(params)

@@ -47,6 +47,9 @@ class Detector:
     name: ClassVar[str]
     Params: ClassVar[type]
     builtin: ClassVar[dict[str, dict[str, Any]]] = {}
+    # The event types `feed` reads; None: every event. The monitor hands a
+    # detector only these, so a content chunk skips the tool detectors.
+    consumes: ClassVar[frozenset[str] | None] = None
 
     def __init__(self, params: Any = None):
         self.params = params if params is not None else self.Params()

@@ -135,7 +135,8 @@ def _resolve(name: str, tables: dict[str, dict], done: dict[str, Profile], sourc
         if key in PROFILE_KEYS:
             continue
         if key not in DETECTORS:
-            raise ConfigError(f"{path}.{key}: unknown key (profile keys: {', '.join(PROFILE_KEYS)}; detectors: {', '.join(DETECTORS)})")
+            known = f"profile keys: {', '.join(PROFILE_KEYS)}; detectors: {', '.join(DETECTORS)}"
+            raise ConfigError(f"{path}.{key}: unknown key ({known})")
         if not isinstance(values, dict):
             raise ConfigError(f"{path}.{key}: expected a table of parameters")
         values = dict(values)

@@ -102,6 +102,7 @@ class ContentChanting(Detector):
     name = "content_chanting"
     Params = Params
     builtin = {"gemini": {}}
+    consumes = frozenset({"turn", "tool_call", "content", "reasoning"})
 
     def __init__(self, params: Params | None = None):
         super().__init__(params)

@@ -2,7 +2,7 @@
 
 The monitor validates each event, keeps the stream's positions (characters
 per text channel across turns, tool-call index, turn number) and hands the
-event to every enabled detector of its profile. Its own work per event is
+event to every enabled detector of its profile that reads that event type. Its own work per event is
 O(1) plus the detectors'; it keeps no text.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from .base import Detector, StreamContext
 from .config import Config, Profile, builtin_config
 from .detection import Checkpoint, Detection
-from .events import TEXT_CHANNELS, validate_event
+from .events import EVENT_TYPES, TEXT_CHANNELS, validate_event
 from .registry import DETECTORS
 
 
@@ -29,10 +29,13 @@ class Monitor:
         self.profile = profile
         self.ctx = StreamContext(model=model)
         self.detectors: list[Detector] = [DETECTORS[name](params) for name, params in profile.detectors.items()]
+        self._routes: dict[str, list[Detector]] = {
+            kind: [d for d in self.detectors if d.consumes is None or kind in d.consumes] for kind in EVENT_TYPES
+        }
         self.stopped = False
 
     @classmethod
-    def for_model(cls, model: str, config: Config | None = None) -> "Monitor":
+    def for_model(cls, model: str, config: Config | None = None) -> Monitor:
         """The monitor of the profile whose model globs match `model`."""
         return cls((config or builtin_config()).select(model=model), model=model)
 
@@ -48,7 +51,7 @@ class Monitor:
         if event.get("t") is not None:
             ctx.t = float(event["t"])
         found: list[Detection] = []
-        for detector in self.detectors:
+        for detector in self._routes[kind]:
             found.extend(detector.feed(event, ctx))
         if kind in TEXT_CHANNELS:
             ctx.offsets[kind] += len(event["text"])

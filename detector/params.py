@@ -34,7 +34,8 @@ class ParamSpec:
 
 def param(default: Any, *, low=None, high=None, step=None, choices=None, doc: str = "", tune: bool = True):
     """A dataclass field with tuning metadata. Mutable defaults are copied."""
-    meta = {"low": low, "high": high, "step": step, "choices": tuple(choices) if choices else None, "doc": doc, "tune": tune}
+    choices = tuple(choices) if choices else None
+    meta = {"low": low, "high": high, "step": step, "choices": choices, "doc": doc, "tune": tune}
     if isinstance(default, (list, dict, set)):
         return field(default_factory=lambda d=default: type(d)(d), metadata=meta)
     return field(default=default, metadata=meta)

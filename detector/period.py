@@ -22,8 +22,8 @@ so both always agree.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
-from typing import Hashable, Iterable
 
 
 @dataclass(frozen=True, slots=True)

@@ -116,6 +116,7 @@ class ReasoningCheckpoint(Detector):
     name = "reasoning_checkpoint"
     Params = Params
     builtin = {"seed000": {}}
+    consumes = frozenset({"turn", "reasoning"})
 
     def __init__(self, params: Params | None = None):
         super().__init__(params)

@@ -85,6 +85,7 @@ class TextLoopDetector(Detector):
     name = "text_loop"
     Params = TextLoopParams
     builtin = {"default": {}}
+    consumes = frozenset({"reasoning", "content", "turn", "finish"})
 
     def __init__(self, params: TextLoopParams | None = None):
         super().__init__(params)

@@ -91,6 +91,7 @@ class ToolIntent(Detector):
     name = "tool_intent"
     Params = ToolIntentParams
     builtin = {"default": {}}
+    consumes = frozenset({"content", "tool_call", "finish", "turn", "user"})
 
     def __init__(self, params: ToolIntentParams | None = None):
         super().__init__(params)

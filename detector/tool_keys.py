@@ -178,6 +178,9 @@ class ToolCallDetector(Detector):
     apart. A new request (`turn`, `user`) drops the calls still waiting.
     `Params` must extend `ToolKeyParams`."""
 
+    # on_event sees only these unless a subclass widens the set.
+    consumes = frozenset({"tool_call", "tool_result", "turn", "user"})
+
     def __init__(self, params: Any = None):
         super().__init__(params)
         self.ignored = frozenset(self.params.ignored_fields)

@@ -52,6 +52,7 @@ class ToolOutcomes(ToolCallDetector):
     name = "tool_outcomes"
     Params = ToolOutcomesParams
     builtin = {"default": {}}
+    consumes = frozenset({"tool_call", "tool_result", "turn", "user", "content", "finish"})
 
     def __init__(self, params: ToolOutcomesParams | None = None):
         super().__init__(params)

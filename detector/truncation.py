@@ -32,6 +32,7 @@ class Truncation(Detector):
     name = "truncation"
     Params = TruncationParams
     builtin = {"default": {}}
+    consumes = frozenset({"turn", "tool_call", "finish"})
 
     def __init__(self, params: TruncationParams | None = None):
         super().__init__(params)
