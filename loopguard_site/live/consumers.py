@@ -19,9 +19,12 @@ Close codes: 4401 not signed in, 4403 not allowed, 4404 no such session,
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from loopguard_site.transcripts.models import Session
 
 from .messages import producer_group, send_producer_taken, viewer_group
 from .protocol import ProtocolError, parse_message
@@ -46,21 +49,33 @@ def _reject_constant(name: str) -> float:
     raise ValueError(f"{name} is not JSON")
 
 
+async def _permitted_session(consumer: AsyncJsonWebsocketConsumer, permitted: Callable) -> Session | None:
+    """The URL's session if the socket's user is `permitted(user, session)`;
+    otherwise None, the socket closed with the code saying why."""
+    user = consumer.scope["user"]
+    session = None
+    if user.is_authenticated:
+        session = await database_sync_to_async(live_session_get)(consumer.scope["url_route"]["kwargs"]["session_id"])
+    if not user.is_authenticated:
+        await consumer.close(code=CLOSE_UNAUTHENTICATED)
+    elif session is None:
+        await consumer.close(code=CLOSE_NOT_FOUND)
+    elif not permitted(user, session):
+        await consumer.close(code=CLOSE_FORBIDDEN)
+    else:
+        return session
+    return None
+
+
 class IngestConsumer(AsyncJsonWebsocketConsumer):
     async def connect(self) -> None:
-        user = self.scope["user"]
-        if not user.is_authenticated:
-            await self.close(code=CLOSE_UNAUTHENTICATED)
-            return
-        self.session_id = self.scope["url_route"]["kwargs"]["session_id"]
-        session = await database_sync_to_async(live_session_get)(self.session_id)
+        session = await _permitted_session(self, can_ingest)
         if session is None:
-            await self.close(code=CLOSE_NOT_FOUND)
-        elif not can_ingest(user, session):
-            await self.close(code=CLOSE_FORBIDDEN)
-        elif session.state not in OPEN_STATES:
+            return
+        if session.state not in OPEN_STATES:
             await self.close(code=CLOSE_CONFLICT)
         else:
+            self.session_id = session.pk
             await send_producer_taken(self.session_id, self.channel_name)
             await self.channel_layer.group_add(producer_group(self.session_id), self.channel_name)
             await self.accept()
@@ -127,18 +142,10 @@ def _snapshot(session_id: int) -> list[dict]:
 
 class ViewerConsumer(AsyncJsonWebsocketConsumer):
     async def connect(self) -> None:
-        user = self.scope["user"]
-        if not user.is_authenticated:
-            await self.close(code=CLOSE_UNAUTHENTICATED)
-            return
-        session_id = self.scope["url_route"]["kwargs"]["session_id"]
-        session = await database_sync_to_async(live_session_get)(session_id)
+        session = await _permitted_session(self, can_view)
         if session is None:
-            await self.close(code=CLOSE_NOT_FOUND)
             return
-        if not can_view(user, session):
-            await self.close(code=CLOSE_FORBIDDEN)
-            return
+        session_id = session.pk
         # Join first, then read the snapshot: nothing can fall between them
         # (what arrives twice, the page drops by `seq` and detection `id`).
         self.group = viewer_group(session_id)

@@ -98,6 +98,13 @@ def viewer_socket(session: Session, who: Account) -> WebsocketCommunicator:
     return WebsocketCommunicator(application, f"/ws/sessions/{session.pk}", headers=who.headers)
 
 
+async def connected(socket: WebsocketCommunicator) -> dict:
+    """Connect, and the server's first message (`resume`, or a viewer's state)."""
+    outcome = await socket.connect(timeout=TIMEOUT)
+    assert outcome == (True, None), outcome
+    return await socket.receive_json_from(timeout=TIMEOUT)
+
+
 async def connect_refused(socket: WebsocketCommunicator) -> tuple:
     """The handshake's outcome, for a socket the server refuses; then the
     disconnect that lets the consumer finish (rather than being cancelled)."""

@@ -10,7 +10,7 @@ from channels.layers import InMemoryChannelLayer, get_channel_layer
 from loopguard_site.live.services import live_detection_dict
 from loopguard_site.replay.models import Detection
 
-from .conftest import TIMEOUT, ingest_socket, receive, viewer_socket
+from .conftest import TIMEOUT, connected, ingest_socket, receive, viewer_socket
 
 pytestmark = [pytest.mark.embedded, pytest.mark.django_db(transaction=True)]
 
@@ -20,8 +20,7 @@ def test_the_stop_reaches_producer_and_viewer(live_session, producer, loop_event
 
     async def scenario() -> tuple:
         viewer = viewer_socket(live_session, producer)
-        await viewer.connect(timeout=TIMEOUT)
-        await viewer.receive_json_from(timeout=TIMEOUT)
+        await connected(viewer)
         socket = ingest_socket(live_session, producer)
         await socket.connect(timeout=TIMEOUT)
         answers = [await socket.receive_json_from(timeout=TIMEOUT)]

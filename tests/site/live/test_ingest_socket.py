@@ -11,7 +11,7 @@ from loopguard_site.replay.models import Detection
 from loopguard_site.transcripts.models import Event, Session
 from loopguard_site.transcripts.services import session_create_from_events
 
-from .conftest import TIMEOUT, connect_refused, ingest_socket, receive
+from .conftest import TIMEOUT, connect_refused, connected, ingest_socket, receive
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -81,8 +81,7 @@ def test_it_resumes_after_a_reconnect_with_nothing_lost_and_nothing_doubled(live
 def test_it_resumes_exactly_at_the_last_acknowledged_message(live_services, live_session, producer):
     async def scenario() -> tuple:
         first = ingest_socket(live_session, producer)
-        await first.connect(timeout=TIMEOUT)
-        await first.receive_json_from(timeout=TIMEOUT)
+        await connected(first)
         for seq in range(1, 6):
             pair = [{"type": "content", "text": f"step {seq}a. "}, {"type": "content", "text": f"step {seq}b. "}]
             await first.send_json_to({"seq": seq, "events": pair})
@@ -118,8 +117,7 @@ def test_it_resumes_exactly_at_the_last_acknowledged_message(live_services, live
 def test_it_answers_a_bad_message_with_an_error_and_stays_usable(live_services, live_session, producer, text, error):
     async def scenario() -> list[dict]:
         socket = ingest_socket(live_session, producer)
-        await socket.connect(timeout=TIMEOUT)
-        await socket.receive_json_from(timeout=TIMEOUT)
+        await connected(socket)
         await socket.send_to(text_data=text)
         answers = [await socket.receive_json_from(timeout=TIMEOUT)]
         await socket.send_json_to({"seq": 1, "event": HELLO})
@@ -136,8 +134,7 @@ def test_it_pushes_the_stop_to_the_producer_the_moment_it_fires(
 ):
     async def scenario() -> list[tuple[int, dict]]:
         socket = ingest_socket(live_session, producer)
-        await socket.connect(timeout=TIMEOUT)
-        await socket.receive_json_from(timeout=TIMEOUT)
+        await connected(socket)
         answers = []
         for seq, event in enumerate(loop_events, 1):
             await socket.send_json_to({"seq": seq, "event": event})
@@ -161,8 +158,7 @@ def test_it_pushes_the_stop_to_the_producer_the_moment_it_fires(
 def test_it_repeats_the_stop_after_a_reconnect(live_services, live_session, producer, loop_events, loop_stop):
     async def scenario() -> list[dict]:
         first = ingest_socket(live_session, producer)
-        await first.connect(timeout=TIMEOUT)
-        await first.receive_json_from(timeout=TIMEOUT)
+        await connected(first)
         await first.send_json_to({"seq": 1, "events": loop_events[: loop_stop.seq]})
         await receive(first, 2)
         await first.disconnect()
@@ -183,8 +179,7 @@ def test_it_repeats_the_stop_after_a_reconnect(live_services, live_session, prod
 def test_it_closes_the_session_on_close_and_refuses_events_after(live_services, live_session, producer):
     async def scenario() -> tuple:
         socket = ingest_socket(live_session, producer)
-        await socket.connect(timeout=TIMEOUT)
-        await socket.receive_json_from(timeout=TIMEOUT)
+        await connected(socket)
         await socket.send_json_to({"seq": 1, "event": HELLO})
         await socket.receive_json_from(timeout=TIMEOUT)
         await socket.send_json_to({"close": True})
@@ -204,8 +199,7 @@ def test_it_closes_the_session_on_close_and_refuses_events_after(live_services, 
 def test_a_close_riding_on_events_stores_them_first(live_services, live_session, producer):
     async def scenario() -> list:
         socket = ingest_socket(live_session, producer)
-        await socket.connect(timeout=TIMEOUT)
-        await socket.receive_json_from(timeout=TIMEOUT)
+        await connected(socket)
         await socket.send_json_to({"seq": 1, "events": [HELLO, {"type": "finish", "reason": "stop"}], "close": True})
         answers = [await socket.receive_json_from(timeout=TIMEOUT) for _ in range(2)]
         await socket.disconnect()
@@ -218,8 +212,7 @@ def test_a_close_riding_on_events_stores_them_first(live_services, live_session,
 def test_a_new_producer_takes_over_and_the_older_socket_is_closed(live_services, live_session, producer):
     async def scenario() -> tuple:
         first = ingest_socket(live_session, producer)
-        await first.connect(timeout=TIMEOUT)
-        await first.receive_json_from(timeout=TIMEOUT)
+        await connected(first)
         await first.send_json_to({"seq": 1, "event": HELLO})
         await first.receive_json_from(timeout=TIMEOUT)
         second = ingest_socket(live_session, producer)
@@ -243,8 +236,7 @@ def test_two_producers_sending_the_same_seq_store_it_once(live_services, live_se
     async def scenario() -> list:
         sockets = [ingest_socket(live_session, producer) for _ in range(2)]
         for socket in sockets:
-            await socket.connect(timeout=TIMEOUT)
-            await socket.receive_json_from(timeout=TIMEOUT)
+            await connected(socket)
         # the first socket was replaced; the server may or may not read a frame sent meanwhile
         await sockets[1].send_json_to({"seq": 1, "event": HELLO})
         answer = await sockets[1].receive_json_from(timeout=TIMEOUT)

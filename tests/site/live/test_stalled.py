@@ -23,7 +23,7 @@ from loopguard_site.replay.models import Detection
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.services import session_create_from_events, session_create_live
 
-from .conftest import TIMEOUT, ingest_socket, receive, viewer_socket
+from .conftest import TIMEOUT, connected, ingest_socket, receive, viewer_socket
 
 T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 HELLO = {"type": "content", "text": "Hello. "}
@@ -94,8 +94,7 @@ def test_viewers_see_the_session_stall(live_services, settings, live_session, pr
 
     async def watch() -> list[dict]:
         viewer = viewer_socket(live_session, producer)
-        await viewer.connect(timeout=TIMEOUT)
-        await viewer.receive_json_from(timeout=TIMEOUT)  # the snapshot's state
+        await connected(viewer)
         await sweep()
         messages = await receive(viewer, 1)
         await viewer.disconnect()

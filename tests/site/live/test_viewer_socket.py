@@ -14,7 +14,7 @@ from loopguard_site.asgi import application
 from loopguard_site.live.services import live_detection_dict, live_ingest
 from loopguard_site.replay.models import Detection
 
-from .conftest import TIMEOUT, connect_refused, ingest_socket, receive, viewer_socket
+from .conftest import TIMEOUT, connect_refused, connected, ingest_socket, receive, viewer_socket
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -36,8 +36,7 @@ def test_every_viewer_sees_events_detection_and_state_as_they_happen(
             assert await viewer.connect(timeout=TIMEOUT) == (True, None)
         snapshots = [await receive(viewer, 1) for viewer in viewers]
         socket = ingest_socket(live_session, producer)
-        await socket.connect(timeout=TIMEOUT)
-        await socket.receive_json_from(timeout=TIMEOUT)
+        await connected(socket)
         for seq, batch in enumerate(batches, 1):
             await socket.send_json_to({"seq": seq, "events": batch})
             while "ack" not in await socket.receive_json_from(timeout=TIMEOUT):
