@@ -1,8 +1,8 @@
 """The JSON API's edge, shared by every app (../shared/docs/api.md).
 
-`api_view` authenticates (a bearer token, or the browser's login session with
-CSRF on unsafe methods), checks the method, and turns `ApiError` into the
-contract's error body `{"error", "field", "line"}` with a 4xx status. Views
+`api_view` authenticates (a bearer token, within its daily quota, or the
+browser's login session with CSRF on unsafe methods), checks the method, and
+turns `ApiError` into the contract's error body `{"error", "field", "line"}` with a 4xx status. Views
 stay a few lines: parse, call a service or selector, return `JsonResponse`.
 """
 
@@ -14,9 +14,11 @@ from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.middleware.csrf import CsrfViewMiddleware
+from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
-from loopguard_site.accounts.auth import request_token_user
+from loopguard_site.accounts.auth import request_token_key, request_token_user
+from loopguard_site.accounts.quota import token_quota_take
 
 
 class ApiError(Exception):
@@ -52,6 +54,11 @@ def api_view(methods: tuple[str, ...] = ("GET",)) -> Callable:
             token_user = request_token_user(request)
             if token_user is not None:
                 request.user = token_user
+                retry_after = token_quota_take(token_key=request_token_key(request), now=timezone.now())
+                if retry_after is not None:
+                    response = error_response("this token's daily quota is used up (LOOPGUARD_TOKEN_DAILY_QUOTA)", 429)
+                    response["Retry-After"] = str(retry_after)
+                    return response
             elif not request.user.is_authenticated:
                 return error_response("authentication required: send 'Authorization: Bearer <token>'", 401)
             if request.method not in methods:

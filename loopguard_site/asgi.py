@@ -15,7 +15,11 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
-from loopguard_site.accounts.middleware import ApiTokenAuthMiddleware, BrowserOriginValidator  # noqa: E402
+from loopguard_site.accounts.middleware import (  # noqa: E402
+    ApiTokenAuthMiddleware,
+    BrowserOriginValidator,
+    MessageSizeLimit,
+)
 from loopguard_site.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
@@ -24,7 +28,7 @@ application = ProtocolTypeRouter(
         # needs no other web server; see README for a proxy in front.
         "http": ASGIStaticFilesHandler(django_http),
         "websocket": BrowserOriginValidator(
-            AuthMiddlewareStack(ApiTokenAuthMiddleware(URLRouter(websocket_urlpatterns)))
+            AuthMiddlewareStack(ApiTokenAuthMiddleware(MessageSizeLimit(URLRouter(websocket_urlpatterns))))
         ),
     }
 )

@@ -67,6 +67,13 @@ FILE_UPLOAD_HANDLERS = [
     "django.core.files.uploadhandler.TemporaryFileUploadHandler",
 ]
 
+# Limits: events a session may hold (import and live ingest), the largest
+# WebSocket message, and authenticated API calls per token per UTC day (past
+# it: 429 with Retry-After, accounts.quota).
+LOOPGUARD_MAX_EVENTS = env_int("LOOPGUARD_MAX_EVENTS", 1_000_000, minimum=1)
+LOOPGUARD_WS_MAX_MESSAGE_BYTES = env_int("LOOPGUARD_WS_MAX_MESSAGE_KB", 1024, minimum=1) * 1024
+LOOPGUARD_TOKEN_DAILY_QUOTA = env_int("LOOPGUARD_TOKEN_DAILY_QUOTA", 100_000, minimum=1)
+
 # Worker threads of the embedded Celery worker (`loopguard lab` without REDIS_URL).
 LOOPGUARD_EMBEDDED_WORKER_THREADS = env_int("LOOPGUARD_EMBEDDED_WORKER_THREADS", 2, minimum=1)
 
@@ -113,6 +120,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "loopguard_site.faults.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "loopguard_site.urls"
@@ -162,6 +170,7 @@ PLOTLY_JS_DIR = Path(importlib.util.find_spec("plotly").origin).parent / "packag
 
 if LOOPGUARD_EMBEDDED:
     CHANNEL_LAYERS = {"default": {"BACKEND": "loopguard_site.channel_layers.ThreadSafeInMemoryChannelLayer"}}
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}  # one process
     CELERY_BROKER_URL = "memory://localhost/"
     CELERY_RESULT_BACKEND = "cache+memory://"
     # The memory transport is polled: poll often so a queued task starts at once.
@@ -175,6 +184,7 @@ else:
             "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 30}]},
         }
     }
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
     CELERY_BROKER_URL = REDIS_URL
     CELERY_RESULT_BACKEND = REDIS_URL
 

@@ -9,6 +9,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.http import HttpRequest
 
 from .selectors import api_token_user
+from .tokens import token_hash
 
 
 def bearer_token(authorization: str | None) -> str | None:
@@ -23,6 +24,12 @@ def request_token_user(request: HttpRequest) -> AbstractBaseUser | None:
     """The user an HTTP request's bearer token belongs to, else None."""
     token = bearer_token(request.headers.get("Authorization"))
     return api_token_user(token) if token else None
+
+
+def request_token_key(request: HttpRequest) -> str:
+    """A name for the bearer token of a request that carries one (for
+    counters): part of its hash, never the token itself."""
+    return token_hash(bearer_token(request.headers.get("Authorization")) or "")[:32]
 
 
 def scope_token(scope: dict) -> str | None:

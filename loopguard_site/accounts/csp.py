@@ -9,9 +9,8 @@ WebSockets to the same host match `connect-src 'self'` (CSP level 3)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from django.http import HttpRequest, HttpResponse
+from django.utils.deprecation import MiddlewareMixin
 
 POLICY = "; ".join(
     (
@@ -28,11 +27,10 @@ POLICY = "; ".join(
 )
 
 
-class ContentSecurityPolicyMiddleware:
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
-        self.get_response = get_response
+class ContentSecurityPolicyMiddleware(MiddlewareMixin):
+    # MiddlewareMixin: sync and async alike, so async views (the proxy's
+    # stream) keep running on the event loop
 
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        response = self.get_response(request)
+    def process_response(self, request: HttpRequest, response: HttpResponse) -> HttpResponse:
         response.headers.setdefault("Content-Security-Policy", POLICY)
         return response

@@ -1,6 +1,9 @@
-"""ASGI middleware for WebSockets: token authentication and the origin check."""
+"""ASGI middleware for WebSockets: token authentication, the origin check
+and the message size limit."""
 
 from __future__ import annotations
+
+import json
 
 from channels.db import database_sync_to_async
 from channels.security.websocket import OriginValidator
@@ -37,3 +40,29 @@ class BrowserOriginValidator(OriginValidator):
 
     def valid_origin(self, parsed_origin) -> bool:
         return parsed_origin is None or self.validate_origin(parsed_origin)
+
+
+class MessageSizeLimit:
+    """Closes a socket (code 1009, "message too big") whose client sends a
+    message over LOOPGUARD_WS_MAX_MESSAGE_BYTES, after one `{"error": ...}`
+    message saying so; the consumer never sees the message, only the
+    disconnect. One place for every socket, consumers stay unaware."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    async def __call__(self, scope, receive, send):
+        limit = settings.LOOPGUARD_WS_MAX_MESSAGE_BYTES
+
+        async def limited_receive():
+            message = await receive()
+            if message["type"] == "websocket.receive":
+                size = len(message.get("bytes") or b"") + len((message.get("text") or "").encode())
+                if size > limit:
+                    error = f"message of {size} bytes, over the limit of {limit} bytes (LOOPGUARD_WS_MAX_MESSAGE_KB)"
+                    await send({"type": "websocket.send", "text": json.dumps({"error": error})})
+                    await send({"type": "websocket.close", "code": 1009})
+                    return {"type": "websocket.disconnect", "code": 1009}
+            return message
+
+        return await self.inner(scope, limited_receive, send)

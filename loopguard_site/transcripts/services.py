@@ -128,6 +128,12 @@ def session_import_file(
     if len(data) > settings.LOOPGUARD_UPLOAD_MAX_BYTES:
         raise upload_size_error(len(data), filename)
     transcript = parse_bytes(data, filename, fmt)
+    if len(transcript.events) > settings.LOOPGUARD_MAX_EVENTS:
+        raise TranscriptError(
+            f"{len(transcript.events)} events, over the limit of {settings.LOOPGUARD_MAX_EVENTS} events per session"
+            " (LOOPGUARD_MAX_EVENTS)",
+            file=filename,
+        )
     if problem := unstorable_event(transcript.events):
         number, field, what = problem
         raise TranscriptError(f"event {number} holds {what}, which cannot be stored", file=filename, field=field)

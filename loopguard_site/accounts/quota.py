@@ -1,0 +1,42 @@
+"""The daily quota of each API token (seed 003, layers 4 and 5), kept where
+every lab process sees it: Django's cache (Redis in full mode; in embedded
+mode the one lab process's memory).
+
+A token may make LOOPGUARD_TOKEN_DAILY_QUOTA authenticated API calls a UTC
+day; past it the call is refused with 429. Its `Retry-After` follows the
+exponential backoff of detector/backoff.py (1, 2, 4, ... seconds for the
+1st, 2nd, 3rd refusal of the day, no jitter: a client owns its key), and is
+never later than the next midnight, when the quota starts afresh. The
+counters are keyed by day, so nothing has to reset them; they expire after
+two days.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+
+from django.conf import settings
+from django.core.cache import cache
+
+from detector.backoff import backoff_seconds
+
+KEEP_SECONDS = 2 * 24 * 3600
+
+
+def _count(key: str) -> int:
+    """Add one to a counter (created at 0) and return its new value."""
+    cache.add(key, 0, KEEP_SECONDS)  # atomic on Redis: the first process creates it
+    return cache.incr(key)
+
+
+def token_quota_take(*, token_key: str, now: datetime.datetime) -> int | None:
+    """Count one call of the token `token_key`; None if the quota allows it,
+    else the seconds the client should wait (`Retry-After`)."""
+    day = now.astimezone(datetime.UTC).date()
+    if _count(f"lg:quota:{token_key}:{day.isoformat()}") <= settings.LOOPGUARD_TOKEN_DAILY_QUOTA:
+        return None
+    refusals = _count(f"lg:quota-refused:{token_key}:{day.isoformat()}")
+    midnight = datetime.datetime.combine(day + datetime.timedelta(days=1), datetime.time(), datetime.UTC)
+    until_reset = (midnight - now).total_seconds()
+    return max(1, math.ceil(min(backoff_seconds(refusals), until_reset)))

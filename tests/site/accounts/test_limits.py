@@ -1,0 +1,124 @@
+"""Limits at their edges: a token's daily quota (429 with the backoff's
+Retry-After), events per session on import, and the WebSocket message size."""
+
+from __future__ import annotations
+
+import datetime
+import json
+
+import pytest
+import time_machine
+from asgiref.sync import async_to_sync
+from channels.testing import WebsocketCommunicator
+from django.test import Client
+
+from loopguard_site.accounts.services import api_token_create
+from loopguard_site.asgi import application
+from loopguard_site.transcripts.services import session_create_live
+
+NOON = datetime.datetime(2026, 11, 22, 12, 0, tzinfo=datetime.UTC)
+
+
+def token_client(user) -> tuple[Client, str]:
+    _, token = api_token_create(user=user, name="limits")
+    return Client(HTTP_AUTHORIZATION=f"Bearer {token}"), token
+
+
+@pytest.fixture
+def user(django_user_model):
+    return django_user_model.objects.create_user("producer")
+
+
+@pytest.mark.django_db
+def test_a_token_gets_its_quota_then_429_with_backing_off_retry_after(settings, user):
+    settings.LOOPGUARD_TOKEN_DAILY_QUOTA = 3
+    api, _ = token_client(user)
+    other, _ = token_client(user)
+    with time_machine.travel(NOON, tick=False) as clock:
+        assert [api.get("/api/sessions").status_code for _ in range(3)] == [200, 200, 200]
+        refused = [api.get("/api/sessions") for _ in range(5)]
+        assert [r.status_code for r in refused] == [429] * 5
+        assert [r["Retry-After"] for r in refused] == ["1", "2", "4", "8", "16"]
+        assert json.loads(refused[0].content)["error"] == (
+            "this token's daily quota is used up (LOOPGUARD_TOKEN_DAILY_QUOTA)"
+        )
+        assert other.get("/api/sessions").status_code == 200  # each token has its own
+        clock.move_to(NOON + datetime.timedelta(hours=12))  # midnight: a new day
+        assert [api.get("/api/sessions").status_code for _ in range(4)] == [200, 200, 200, 429]
+        assert api.get("/api/sessions")["Retry-After"] == "2"
+
+
+@pytest.mark.django_db
+def test_retry_after_never_passes_midnight(settings, user):
+    settings.LOOPGUARD_TOKEN_DAILY_QUOTA = 1
+    api, _ = token_client(user)
+    with time_machine.travel(NOON.replace(hour=23, minute=59, second=57), tick=False):
+        assert api.get("/api/sessions").status_code == 200
+        assert [api.get("/api/sessions")["Retry-After"] for _ in range(4)] == ["1", "2", "3", "3"]
+
+
+@pytest.mark.django_db
+def test_the_browser_session_is_not_counted(settings, client, user):
+    settings.LOOPGUARD_TOKEN_DAILY_QUOTA = 1
+    client.force_login(user)
+    assert [client.get("/api/sessions").status_code for _ in range(3)] == [200, 200, 200]
+
+
+def events_body(count: int) -> bytes:
+    """A transcript of exactly `count` events (its header counts, as stored)."""
+    lines = [{"type": "session"}, {"type": "turn"}, *({"type": "content", "text": f"{n}\n"} for n in range(count - 2))]
+    return "".join(json.dumps(line) + "\n" for line in lines).encode()
+
+
+@pytest.mark.django_db
+def test_an_import_over_the_events_limit_is_refused(settings, user):
+    settings.LOOPGUARD_MAX_EVENTS = 5
+    api, _ = token_client(user)
+    ok = api.post("/api/sessions?format=events", events_body(5), content_type="application/x-ndjson")
+    refused = api.post(
+        "/api/sessions?format=events&filename=big.jsonl", events_body(6), content_type="application/x-ndjson"
+    )
+    assert ok.status_code == 201 and json.loads(ok.content)["sessions"][0]["events"] == 5
+    assert refused.status_code == 400
+    assert json.loads(refused.content)["errors"] == [
+        {"file": "big.jsonl", "line": None, "field": None,
+         "message": "6 events, over the limit of 5 events per session (LOOPGUARD_MAX_EVENTS)"}
+    ]  # fmt: skip
+
+
+def padded_message(size: int) -> str:
+    """An ingest message of exactly `size` bytes."""
+    empty = json.dumps({"seq": 1, "event": {"type": "content", "text": ""}})
+    return json.dumps({"seq": 1, "event": {"type": "content", "text": "x" * (size - len(empty))}})
+
+
+async def ingest_exchange(session_id: int, token: str, message: str, *, closes: bool) -> tuple[list[dict], dict]:
+    """What the ingest socket answers to `message`: its JSON messages up to
+    an ack or an error, then (`closes`) the output after them."""
+    communicator = WebsocketCommunicator(
+        application, f"/ws/ingest/{session_id}", headers=[(b"authorization", f"Bearer {token}".encode())]
+    )
+    connected, _ = await communicator.connect(timeout=10)
+    assert connected
+    await communicator.send_to(text_data=message)
+    answers = []
+    while not answers or not ({"ack", "error"} & answers[-1].keys()):
+        answers.append(json.loads(await communicator.receive_from(timeout=10)))
+    after = await communicator.receive_output(timeout=10) if closes else {}
+    await communicator.disconnect()
+    return answers, after
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_ingest_socket_takes_a_message_at_the_size_limit_and_closes_on_one_byte_more(settings, user):
+    settings.LOOPGUARD_WS_MAX_MESSAGE_BYTES = 200
+    _, token = token_client(user)
+    session = session_create_live(model="m", title="limits", uploader=user, tags=[])
+    assert len(padded_message(200).encode()) == 200
+
+    answers, _ = async_to_sync(ingest_exchange)(session.pk, token, padded_message(200), closes=False)
+    assert answers[-1] == {"ack": 1}
+
+    answers, after = async_to_sync(ingest_exchange)(session.pk, token, padded_message(201), closes=True)
+    assert answers[-1] == {"error": "message of 201 bytes, over the limit of 200 bytes (LOOPGUARD_WS_MAX_MESSAGE_KB)"}
+    assert after == {"type": "websocket.close", "code": 1009}
