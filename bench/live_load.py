@@ -44,15 +44,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.lab_processes import ROOT, bench_lab, cpu_seconds, load_average, processes  # noqa: E402
+from bench.detector_speed import corpus_texts  # noqa: E402
+from bench.lab_processes import bench_lab, cpu_seconds, load_average, processes  # noqa: E402
 from detector.evaluation import percentile  # noqa: E402
 
-CORPUS = ROOT.parent / "shared" / "corpus"
 DATABASE = "loopguard_bench_live"
 REDIS_DB = 11
 HOST = "127.0.0.1"
 TARGET_P99_MS = 250
 DELTA_CHARS = 16
+TEXT_CHARS = 2_000_000  # of the corpus's normal content, shared by the producers
 DRAIN_S = 30  # how long acks and viewers may lag behind the last send
 CONNECT_AT_ONCE = 25  # handshakes in flight (each authenticates against the database)
 
@@ -63,18 +64,8 @@ class SessionCounts:
     acked: int = 0
     errors: int = 0
     last_ack_at: float = 0.0
+    closed: list[str] = field(default_factory=list)  # sockets the server closed: who and the close code
     received: set[int] = field(default_factory=set)
-
-
-def corpus_text() -> str:
-    parts = []
-    for path in sorted(CORPUS.glob("*.jsonl")):
-        with open(path, encoding="utf-8") as handle:
-            for line in handle:
-                row = json.loads(line)
-                if row["label"] == "normal" and row["channel"] == "content":
-                    parts.append(row["text"])
-    return "\n\n".join(parts)
 
 
 def free_port() -> int:
@@ -106,11 +97,16 @@ async def open_socket(url: str, headers: dict, gate: asyncio.Semaphore):
 
 async def view(socket_, counts: SessionCounts, latencies: list[float], stop: asyncio.Event) -> None:
     """Receive until told to stop; each event's latency is measured once (by its seq)."""
+    from websockets.exceptions import ConnectionClosed
+
     while not stop.is_set():
         try:
             raw = await asyncio.wait_for(socket_.recv(), timeout=0.5)
         except TimeoutError:
             continue
+        except ConnectionClosed as exc:
+            counts.closed.append(f"viewer {exc.rcvd.code if exc.rcvd else 'dropped'}")
+            return
         now = time.monotonic()
         for event in json.loads(raw).get("events", ()):
             if "sent" in event and event["seq"] not in counts.received:
@@ -123,15 +119,29 @@ async def produce(socket_, counts: SessionCounts, text: str, rate: float, batch:
     without waiting for acks (a reader counts them), then wait (bounded) for
     the last ack. Counts are in events."""
 
+    from websockets.exceptions import ConnectionClosed
+
     async def read_answers() -> None:
-        async for raw in socket_:
-            answer = json.loads(raw)
-            if "ack" in answer:
-                counts.acked, counts.last_ack_at = answer["ack"] * batch, time.monotonic()
-            elif "error" in answer:
-                counts.errors += 1
+        try:
+            async for raw in socket_:
+                answer = json.loads(raw)
+                if "ack" in answer:
+                    counts.acked, counts.last_ack_at = answer["ack"] * batch, time.monotonic()
+                elif "error" in answer:
+                    counts.errors += 1
+        except ConnectionClosed as exc:
+            counts.closed.append(f"producer {exc.rcvd.code if exc.rcvd else 'dropped'}")
 
     reader = asyncio.create_task(read_answers())
+    try:
+        await _send_all(socket_, counts, text, rate, batch, start_at, end_at, reader)
+    except ConnectionClosed:
+        pass  # the reader records the close
+    reader.cancel()
+    await asyncio.gather(reader, return_exceptions=True)
+
+
+async def _send_all(socket_, counts: SessionCounts, text, rate, batch, start_at, end_at, reader) -> None:
     seq = 0
     while (due := start_at + seq * batch / rate) < end_at:
         await asyncio.sleep(max(0.0, due - time.monotonic()))
@@ -143,9 +153,8 @@ async def produce(socket_, counts: SessionCounts, text: str, rate: float, batch:
         seq += 1
         await socket_.send(json.dumps({"seq": seq, "events": events}))
     drain_end = time.monotonic() + DRAIN_S
-    while counts.acked < counts.sent and time.monotonic() < drain_end:
+    while counts.acked < counts.sent and time.monotonic() < drain_end and not reader.done():
         await asyncio.sleep(0.1)
-    reader.cancel()
 
 
 async def stage(
@@ -206,6 +215,7 @@ async def stage(
         "lost": sum(len(set(range(1, c.acked + 1)) - c.received) for c in counts.values()),
         "lost_sessions": sum(1 for c in counts.values() if len(c.received) < c.acked),
         "errors": sum(c.errors for c in counts.values()),
+        "closed": [what for c in counts.values() for what in c.closed],
         "p50": percentile(latencies, 0.5),
         "p99": percentile(latencies, 0.99),
         "server_cpu": server_cpu,
@@ -290,6 +300,10 @@ def saturated(row: dict, latency: bool = True) -> str:
         reasons.append(f"p99 over {TARGET_P99_MS} ms")
     if row["lost"]:
         reasons.append("events lost")
+    if row["closed"]:
+        reasons.append(f"{len(row['closed'])} sockets closed by the server ({', '.join(sorted(set(row['closed'])))})")
+    if row["errors"]:
+        reasons.append(f"{row['errors']} messages refused")
     if row["unacked"] or row["ack_rate"] < 0.95 * row["offered"]:
         reasons.append("acknowledged rate under 95 % of offered")
     return ", ".join(reasons)
@@ -310,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     ramp = args.producers or ([1, 10, 50] if args.quick else [1, 10, 50, 100, 250, 500])
     seconds = args.seconds or (8.0 if args.quick else 20.0)
-    text = corpus_text()
+    _, text = corpus_texts(TEXT_CHARS)["content"]
     logs = Path(tempfile.mkdtemp(prefix="loopguard-bench-live-"))
     with bench_lab(DATABASE, REDIS_DB) as env, processes() as servers:
         if args.profile_ingest:
