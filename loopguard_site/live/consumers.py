@@ -120,8 +120,9 @@ class IngestConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json({"state": result.state})
             await self.close(code=1000)
 
-    async def producer_detection(self, message: dict) -> None:
-        await self.send_json({"detection": message["detection"]})
+    async def producer_detections(self, message: dict) -> None:
+        for detection in message["detections"]:
+            await self.send_json({"detection": detection})
 
     async def producer_taken(self, message: dict) -> None:
         if message["channel"] != self.channel_name:
@@ -159,4 +160,5 @@ class ViewerConsumer(AsyncJsonWebsocketConsumer):
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
     async def live_forward(self, message: dict) -> None:
-        await self.send_json(message["payload"])
+        for payload in message["payloads"]:
+            await self.send_json(payload)

@@ -40,19 +40,20 @@ def producer_group(session_id: int) -> str:
 
 
 def send_to_viewers(session_id: int, payloads: list[ViewerMessage]) -> None:
-    """Forward payloads, in order, to every socket watching the session."""
-    send = async_to_sync(get_channel_layer().group_send)
-    for payload in payloads:
-        send(viewer_group(session_id), {"type": "live.forward", "payload": payload})
+    """Forward payloads, in order, to every socket watching the session (one
+    channel-layer message for them all)."""
+    async_to_sync(get_channel_layer().group_send)(
+        viewer_group(session_id), {"type": "live.forward", "payloads": payloads}
+    )
 
 
 def send_to_producer(session_id: int, detections: list[dict]) -> None:
     """Detections fired while no message arrived (silence), for the
     session's producer socket; a message's own detections go back in the
     answer to it."""
-    send = async_to_sync(get_channel_layer().group_send)
-    for detection in detections:
-        send(producer_group(session_id), {"type": "producer.detection", "detection": detection})
+    async_to_sync(get_channel_layer().group_send)(
+        producer_group(session_id), {"type": "producer.detections", "detections": detections}
+    )
 
 
 async def send_producer_taken(session_id: int, channel_name: str) -> None:

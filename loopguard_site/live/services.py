@@ -2,7 +2,7 @@
 
 `live_ingest` is the one ingest, for the producer socket and for HTTP
 batches alike: one transaction per message, under a row lock on the
-session's `LiveStream`, so messages of one session are serialized whatever
+session, so messages of one session are serialized whatever
 process or socket they come through. The message's seq must be the next one
 (a seq already acknowledged is acknowledged again and stored no second time;
 a gap is an error); its events are stored, fed to the session's Monitor
@@ -63,12 +63,13 @@ def live_detection_dict(detection: Detection) -> dict:
 
 
 def _locked_stream(session_id: int) -> tuple[Session, LiveStream]:
-    """The session and its LiveStream, locked until the transaction ends."""
-    if not Session.objects.filter(pk=session_id).exists():
+    """The session, locked until the transaction ends (every writer of a live
+    session's events and state takes this lock first), and its LiveStream."""
+    session = Session.objects.select_for_update().filter(pk=session_id).first()
+    if session is None:
         raise ProtocolError(f"no session {session_id}", status=404)  # deleted while a producer streamed
-    LiveStream.objects.get_or_create(session_id=session_id)
-    stream = LiveStream.objects.select_for_update().get(session_id=session_id)
-    return Session.objects.get(pk=session_id), stream
+    stream, _ = LiveStream.objects.get_or_create(session=session)
+    return session, stream
 
 
 def _locked_or_gone(session_id: int) -> tuple[Session, LiveStream] | None:
@@ -116,7 +117,10 @@ def _state_after(session: Session, monitor: Monitor, fired: bool) -> str:
         return Session.State.STOPPED
     if fired or session.state == Session.State.LOOPING:
         return Session.State.LOOPING
-    if Detection.objects.filter(session=session, profile=session.profile).exists():
+    if (
+        session.state == Session.State.STALLED
+        and Detection.objects.filter(session=session, profile=session.profile).exists()
+    ):
         return Session.State.LOOPING  # a stalled session that had looped revives as looping
     return Session.State.LIVE
 
