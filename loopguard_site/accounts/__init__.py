@@ -1,1 +1,2 @@
-"""Accounts: API tokens now; roles and projects come with issue 9."""
+"""Accounts: login, API tokens (page, hashed at rest, revocable), the API's
+daily quota per token, WebSocket authentication and limits, the CSP."""

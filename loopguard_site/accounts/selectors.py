@@ -16,3 +16,13 @@ def api_token_user(plaintext: str) -> AbstractBaseUser | None:
         .first()
     )
     return token.user if token else None
+
+
+def api_tokens_of_user(user: AbstractBaseUser) -> list[ApiToken]:
+    """The user's tokens, newest first, revoked ones included."""
+    return list(ApiToken.objects.filter(user=user))
+
+
+def api_token_of_user(user: AbstractBaseUser, token_id: int) -> ApiToken | None:
+    """The user's token `token_id`; None for another user's token or none."""
+    return ApiToken.objects.filter(user=user, pk=token_id).first()

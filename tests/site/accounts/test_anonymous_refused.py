@@ -18,6 +18,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 
 from detector.config import get_profile
 from loopguard_site.accounts.middleware import ApiTokenAuthMiddleware
+from loopguard_site.accounts.services import api_token_create
 from loopguard_site.profiles.models import TuningJob
 from loopguard_site.profiles.services import profile_version_create
 from loopguard_site.replay.models import ReplayJob
@@ -55,6 +56,7 @@ def world(django_user_model):
         "profile": version.name,
         "replay": ReplayJob.objects.create(created_by=owner, profiles=["default"]).pk,
         "tuning": TuningJob.objects.create(created_by=owner, model_glob="*", base_profile="default").pk,
+        "token": api_token_create(user=owner, name="owner's")[0].pk,
     }
 
 
@@ -65,6 +67,8 @@ def path_values(name: str, parameters: list[str], world: dict) -> dict:
             values[parameter] = world["session"]
         elif parameter == "detection_id":
             values[parameter] = world["detection"]
+        elif parameter == "token_id":
+            values[parameter] = world["token"]
         elif parameter == "name":
             values[parameter] = world["profile"]
         elif parameter == "job_id":

@@ -1,0 +1,69 @@
+"""The API token page: a new token is shown once and stored hashed; a
+revoked token no longer authenticates; nobody revokes another's token."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.test import Client
+
+from loopguard_site.accounts.models import ApiToken
+from loopguard_site.accounts.services import api_token_create
+from loopguard_site.accounts.tokens import token_hash
+
+PLAINTEXT = re.compile(r'<pre class="token-plaintext">(lg_[A-Za-z0-9_-]{43})</pre>')
+
+
+@pytest.fixture
+def alice(django_user_model):
+    return django_user_model.objects.create_user("alice")
+
+
+@pytest.fixture
+def browser(client, alice):
+    client.force_login(alice)
+    return client
+
+
+@pytest.mark.django_db
+def test_it_shows_a_new_token_once_and_stores_only_its_hash(browser, alice):
+    created = browser.post("/accounts/tokens/", {"name": "ci <producer>"})
+    (plaintext,) = PLAINTEXT.findall(created.content.decode())
+    token = ApiToken.objects.get(user=alice)
+
+    assert (token.name, token.token_hash, token.prefix) == ("ci <producer>", token_hash(plaintext), plaintext[:10])
+    assert "ci &lt;producer&gt;" in created.content.decode()
+    listed = browser.get("/accounts/tokens/").content.decode()
+    assert plaintext not in listed and f"<code>{plaintext[:10]}…</code>" in listed
+    assert Client(HTTP_AUTHORIZATION=f"Bearer {plaintext}").get("/api/sessions").status_code == 200
+
+
+@pytest.mark.django_db
+def test_it_refuses_a_nameless_token(browser, alice):
+    response = browser.post("/accounts/tokens/", {"name": "  "})
+    assert response.status_code == 400
+    assert "give the token a name of 1 to 100 characters" in response.content.decode()
+    assert not ApiToken.objects.filter(user=alice).exists()
+
+
+@pytest.mark.django_db
+def test_a_revoked_token_no_longer_authenticates(browser, alice):
+    token, plaintext = api_token_create(user=alice, name="old")
+    api = Client(HTTP_AUTHORIZATION=f"Bearer {plaintext}")
+    assert api.get("/api/sessions").status_code == 200
+
+    response = browser.post(f"/accounts/tokens/{token.pk}/revoke")
+
+    assert (response.status_code, response["Location"]) == (302, "/accounts/tokens/")
+    assert api.get("/api/sessions").status_code == 401
+    assert "revoked" in browser.get("/accounts/tokens/").content.decode()
+
+
+@pytest.mark.django_db
+def test_nobody_revokes_another_users_token(browser, django_user_model):
+    token, plaintext = api_token_create(user=django_user_model.objects.create_user("bob"), name="bob's")
+
+    assert browser.post(f"/accounts/tokens/{token.pk}/revoke").status_code == 404
+    assert browser.get("/accounts/tokens/").content.decode().count("bob's") == 0
+    assert Client(HTTP_AUTHORIZATION=f"Bearer {plaintext}").get("/api/sessions").status_code == 200
