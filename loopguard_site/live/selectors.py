@@ -52,7 +52,7 @@ def event_chunks(session: Session) -> Iterator[list[dict]]:
     rows = Event.objects.filter(session=session).order_by("seq").values_list("seq", "data")
     chunk: list[dict] = []
     for seq, data in rows.iterator(chunk_size=SNAPSHOT_CHUNK):
-        chunk.append({"seq": seq, **data})
+        chunk.append({**data, "seq": seq})
         if len(chunk) == SNAPSHOT_CHUNK:
             yield chunk
             chunk = []

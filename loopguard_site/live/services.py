@@ -177,7 +177,7 @@ def live_ingest(*, session_id: int, seq: int, events: list[dict], close: bool = 
         stream.last_event_at = timezone.now()
         stream.save()
         payloads: list[ViewerMessage] = [
-            {"events": [{"seq": number, **event} for number, event in enumerate(events, start=first)]}
+            {"events": [{**event, "seq": number} for number, event in enumerate(events, start=first)]}
         ]
         payloads += [{"detection": detection} for detection in detections]
         if state != old_state:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from asgiref.sync import async_to_sync
+from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 from channels_redis.core import RedisChannelLayer
@@ -92,3 +93,22 @@ def test_it_refuses_anonymous_viewers_and_missing_sessions(live_services, live_s
         return await connect_refused(WebsocketCommunicator(application, url, headers=headers))
 
     assert async_to_sync(scenario)() == (False, code)
+
+
+def test_an_event_carrying_its_own_seq_is_numbered_by_the_server(live_services, live_session, producer):
+    claims = {"type": "content", "text": "I say I am 99. ", "seq": 99}
+
+    async def scenario() -> list[dict]:
+        viewer = viewer_socket(live_session, producer)
+        await connected(viewer)
+        await database_sync_to_async(live_ingest)(session_id=live_session.pk, seq=1, events=[claims])
+        live = await receive(viewer, 1)
+        await viewer.disconnect()
+        late = viewer_socket(live_session, producer)
+        await connected(late)
+        snapshot = await receive(late, 1)
+        await late.disconnect()
+        return live + snapshot
+
+    expected = {"events": [{**claims, "seq": 1}]}
+    assert async_to_sync(scenario)() == [expected, expected]
