@@ -64,3 +64,12 @@ def test_it_refuses_a_bad_message_naming_the_field(message, field, text):
     with pytest.raises(ProtocolError) as raised:
         parse_message(message)
     assert (raised.value.field, str(raised.value)) == (field, text)
+
+
+def test_the_docstring_examples_run():
+    import doctest
+
+    from loopguard_site.live import protocol
+
+    assert doctest.testmod(protocol).failed == 0
+    assert doctest.testmod(protocol).attempted == 2
