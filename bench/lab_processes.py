@@ -52,6 +52,7 @@ def bench_lab(database: str, redis_db: int) -> Iterator[dict[str, str]]:
         "SECRET_KEY": secrets.token_urlsafe(32),
     }
     signal.signal(signal.SIGTERM, _raise_interrupt)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started with SIGINT ignored (`cmd &`)
     _admin(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
     _admin(f'CREATE DATABASE "{database}"')
     _flush_redis(env["REDIS_URL"])
