@@ -59,7 +59,7 @@ def session_events(session: Session, *, start: int = 1, limit: int = 1000) -> tu
     rows = list(
         Event.objects.filter(session=session, seq__gte=start).order_by("seq").values_list("seq", "data")[: limit + 1]
     )
-    events = [{"seq": seq, **data} for seq, data in rows[:limit]]
+    events = [{**data, "seq": seq} for seq, data in rows[:limit]]  # the stored seq wins over an event's own field
     return events, (rows[limit][0] if len(rows) > limit else None)
 
 

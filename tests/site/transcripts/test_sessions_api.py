@@ -71,6 +71,15 @@ def test_events_are_paged_by_seq(api, stored):
 
 
 @pytest.mark.django_db
+def test_an_event_field_named_seq_does_not_hide_the_stored_seq(api):
+    session = session_import_file(data=b'{"type": "turn", "seq": 99}\n{"type": "turn"}\n', filename="s.jsonl")
+
+    body = api.get(f"/api/sessions/{session.pk}/events").json()
+
+    assert [(e["seq"], e["type"]) for e in body["events"]] == [(1, "session"), (2, "turn"), (3, "turn")]
+
+
+@pytest.mark.django_db
 def test_all_events_by_default(api, stored):
     body = api.get(f"/api/sessions/{stored.pk}/events").json()
 
