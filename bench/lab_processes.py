@@ -12,14 +12,17 @@ import contextlib
 import os
 import secrets
 import signal
+import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 POSTGRES = "postgres://postgres@127.0.0.1:5432"
 REDIS = "redis://127.0.0.1:6379"
+HOST = "127.0.0.1"  # servers listen here only
 
 
 def _admin(sql: str) -> None:
@@ -100,6 +103,25 @@ class Processes:
     def stop_all(self) -> None:
         for process in list(self.running):
             self.stop(process)
+
+
+def start_daphne(group: Processes, env: dict[str, str], log: Path, deadline_s: float = 60) -> tuple:
+    """Daphne serving the lab on a free port of HOST, once it listens: (process, port)."""
+    with socket.socket() as sock:
+        sock.bind((HOST, 0))
+        port = sock.getsockname()[1]
+    command = [sys.executable, "-m", "daphne", "-b", HOST, "-p", str(port), "loopguard_site.asgi:application"]
+    server = group.start(command, env, log)
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise SystemExit(f"daphne exited with status {server.returncode} (log: {log})")
+        try:
+            socket.create_connection((HOST, port), timeout=1).close()
+            return server, port
+        except OSError:
+            time.sleep(0.2)
+    raise SystemExit(f"daphne did not listen on {HOST}:{port} within {deadline_s:.0f} s (log: {log})")
 
 
 @contextlib.contextmanager

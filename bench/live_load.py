@@ -35,7 +35,6 @@ import argparse
 import asyncio
 import json
 import os
-import socket
 import sys
 import tempfile
 import time
@@ -45,12 +44,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.detector_speed import corpus_texts  # noqa: E402
-from bench.lab_processes import bench_lab, cpu_seconds, load_average, processes  # noqa: E402
+from bench.lab_processes import HOST, bench_lab, cpu_seconds, load_average, processes, start_daphne  # noqa: E402
 from detector.evaluation import percentile  # noqa: E402
 
 DATABASE = "loopguard_bench_live"
 REDIS_DB = 11
-HOST = "127.0.0.1"
 TARGET_P99_MS = 250
 DELTA_CHARS = 16
 TEXT_CHARS = 2_000_000  # of the corpus's normal content, shared by the producers
@@ -66,26 +64,6 @@ class SessionCounts:
     last_ack_at: float = 0.0
     closed: list[str] = field(default_factory=list)  # sockets the server closed: who and the close code
     received: set[int] = field(default_factory=set)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        return sock.getsockname()[1]
-
-
-async def wait_for_port(port: int, server, deadline_s: float = 60) -> None:
-    deadline = time.monotonic() + deadline_s
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise SystemExit(f"daphne exited with status {server.returncode}")
-        try:
-            _, writer = await asyncio.open_connection(HOST, port)
-            writer.close()
-            return
-        except OSError:
-            await asyncio.sleep(0.2)
-    raise SystemExit(f"daphne did not listen on {HOST}:{port} within {deadline_s:.0f} s")
 
 
 async def open_socket(url: str, headers: dict, gate: asyncio.Semaphore):
@@ -335,10 +313,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         user, token = bench_user_token()
         sessions = live_sessions(user, sum(ramp))
-        port = free_port()
-        command = [sys.executable, "-m", "daphne", "-b", HOST, "-p", str(port), "loopguard_site.asgi:application"]
-        server = servers.start(command, env, logs / "daphne.log")
-        asyncio.run(wait_for_port(port, server))
+        server, port = start_daphne(servers, env, logs / "daphne.log")
         print(
             f"daphne pid {server.pid} on {HOST}:{port}; {seconds:g} s a stage;"
             f" {args.batch} event(s) a message; {load_average()}"

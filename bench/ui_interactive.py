@@ -20,8 +20,6 @@ DOMContentLoaded and the load event; then the median.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
 import statistics
 import sys
 import tempfile
@@ -30,8 +28,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.lab_processes import ROOT, bench_lab, load_average, processes  # noqa: E402
-from bench.live_load import HOST, free_port, wait_for_port  # noqa: E402
+from bench.lab_processes import HOST, ROOT, bench_lab, load_average, processes, start_daphne  # noqa: E402
+from detector.evaluation import read_corpus  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus"
 DATABASE = "loopguard_bench_ui"
@@ -55,17 +53,14 @@ INTERACTIVE_MARKER = """
 
 def session_events(limit: int) -> list[dict]:
     """Corpus rows as one session: reasoning rows first, then content rows, until `limit` characters."""
-    rows = []
-    for path in sorted(CORPUS.glob("*.jsonl")):
-        with open(path, encoding="utf-8") as handle:
-            rows += [json.loads(line) for line in handle if line.strip()]
-    reasoning = [r for r in rows if r["channel"] == "reasoning" and r["label"] == "normal"]
-    content = [r for r in rows if r["channel"] == "content"]
+    rows = [row for path in sorted(CORPUS.glob("*.jsonl")) for row in read_corpus(path)]
+    reasoning = [r for r in rows if r.channel == "reasoning" and r.label == "normal"]
+    content = [r for r in rows if r.channel == "content"]
     events: list[dict] = [{"type": "session", "model": "bench"}]
     budget = {"reasoning": limit // 2, "content": limit - limit // 2}
     for row in reasoning + content:
-        channel = row["channel"]
-        text = row["text"][: budget[channel]]
+        channel = row.channel
+        text = row.text[: budget[channel]]
         if not text:
             continue
         budget[channel] -= len(text)
@@ -136,10 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         from tests.browser import new_chromium_driver
 
         user, session_id, chars, detections = bench_session()
-        port = free_port()
-        command = [sys.executable, "-m", "daphne", "-b", HOST, "-p", str(port), "loopguard_site.asgi:application"]
-        server = servers.start(command, env, logs / "daphne.log")
-        asyncio.run(wait_for_port(port, server))
+        _, port = start_daphne(servers, env, logs / "daphne.log")
         base = f"http://{HOST}:{port}"
         name, value = session_cookie(user)
         with tempfile.TemporaryDirectory(prefix="loopguard-chromium-") as profile_dir:
