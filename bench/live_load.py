@@ -5,27 +5,31 @@ Daphne (`daphne loopguard_site.asgi:application`) runs as a subprocess on a
 dedicated database (`loopguard_bench_live`, created and dropped here) and
 Redis db 11. A bench user and API token come from the accounts service.
 For each K of the ramp, K fresh live sessions get a viewer
-(`/ws/sessions/<id>`) and a producer (`/ws/ingest/<id>`) that sends one
-`content` event (16 characters of the corpus's normal content rows) every
-1/R s for the stage's duration (first sends spread over one interval) without waiting for acknowledgements;
-each event carries its send time (`sent`, an unknown field the lab keeps), so
-the viewer measures ingest-to-viewer latency. After the stage, acks and
-viewers get a bounded drain (30 s): `unacked` = sent but not acknowledged by
-then (a backlog), `lost` = acknowledged (stored) but never received by the
-session's viewer; acked ev/s = events acknowledged / time from the first
-send to the last ack. CPU: the Daphne process's user+system time over the stage (from
-/proc), in % of one core; the client (this process) likewise. The ramp
-stops at the first stage that misses the target (p99 over 250 ms, a lost
-event, or acknowledged rate under 95 % of the offered rate); with
-`--throughput` only a lost or backed-up event stops it (the most events/s
-stored and forwarded, whatever the latency).
+(`/ws/sessions/<id>`) and a producer (`/ws/ingest/<id>`) that sends
+`content` events (16 characters of the corpus's normal content rows) at R
+a second, `--batch` events a message (default 1), for the stage's duration
+(first sends spread over one interval), without waiting for
+acknowledgements. Each event carries its send time (`sent`, an unknown
+field the lab keeps), so the viewer measures ingest-to-viewer latency.
+After the stage, acks and viewers get a bounded drain (30 s): `unacked` =
+sent but not acknowledged by then (a backlog), `lost` = acknowledged
+(stored) but never received by the session's viewer; acked ev/s = events
+acknowledged / time from the first send to the last ack. CPU: the Daphne
+process's user+system time over the stage (from /proc), in % of one core;
+the client (this process) likewise. The ramp stops at the first stage that
+misses the target (p99 over 250 ms, a lost event, a socket the server
+closed, or acknowledged rate under 95 % of the offered rate); with
+`--throughput` the latency does not stop it (the most events/s stored and
+forwarded, whatever the latency).
 
-`--profile-ingest` instead profiles `live_ingest` in this process (cProfile,
-one session, one event a message) to show where a message's time goes.
+`--profile-ingest` instead times `live_ingest` in this process with a kept
+connection and with a new one a message (as Daphne calls it), then
+cProfiles the latter: where a message's time goes.
 
     .venv/bin/python bench/live_load.py                    # K = 1, 10, 50, 100, 250, 500; 20 s each
     .venv/bin/python bench/live_load.py --quick            # K = 1, 10, 50; 8 s each
-    .venv/bin/python bench/live_load.py --batch 20           # 20 events a message (one a second)
+    .venv/bin/python bench/live_load.py --batch 20         # 20 events a message (one a second)
+    .venv/bin/python bench/live_load.py --throughput --producers 1 5 10 25 --seconds 10
     .venv/bin/python bench/live_load.py --profile-ingest
 """
 
