@@ -3,8 +3,10 @@ client sends — bytes, any JSON, events with wrong types, unstorable text,
 sequence numbers out of order — the lab answers with an ack or a clean
 error: no 500 over HTTP, no unhandled exception in the socket's consumer.
 
-2,000 cases go through `POST /api/sessions/<id>/events` (the same parser
-and service as the socket), and 200 more through `/ws/ingest/<id>` itself."""
+2,000 cases in all: 1,800 single messages through `POST
+/api/sessions/<id>/events` (the same parser and service as the socket), each
+into a fresh session, and 200 runs of one to three messages through
+`/ws/ingest/<id>` itself, where sequence numbers carry over."""
 
 from __future__ import annotations
 
@@ -54,14 +56,14 @@ def events(draw) -> dict:
 
 
 @st.composite
-def messages(draw, next_seq: int = 1) -> bytes:
-    """One producer message, as the bytes sent."""
+def messages(draw) -> bytes:
+    """One producer message, as the bytes sent (on a fresh socket or session, seq 1 is next)."""
     kind = draw(st.integers(0, 9))
     if kind == 0:
         return draw(st.binary(max_size=200))
     if kind == 1:
         return json.dumps(draw(ANY_JSON)).encode()
-    seq = draw(st.sampled_from([next_seq, next_seq, next_seq + 1, 0, -1, "1", None, 1.5, True, 2**70]))
+    seq = draw(st.sampled_from([1, 1, 2, 0, -1, "1", None, 1.5, True, 2**70]))
     body: dict = {"seq": seq}
     if draw(st.booleans()):
         body["events"] = draw(st.lists(events(), max_size=5))
@@ -87,21 +89,17 @@ def test_http_ingest_answers_every_message_without_a_server_error(producer):
     user, token = producer
     api = Client(HTTP_AUTHORIZATION=f"Bearer {token}", raise_request_exception=False)
 
-    @settings(FUZZ, max_examples=2000)
-    @given(st.data())
-    def check(data):
+    @settings(FUZZ, max_examples=1800)
+    @given(messages())
+    def check(body):
         session = session_create_live(model="fuzz", title="fuzz", uploader=user, tags=[])
-        next_seq = 1
-        for _ in range(data.draw(st.integers(1, 2))):
-            body = data.draw(messages(next_seq))
-            response = api.post(f"/api/sessions/{session.pk}/events", body, content_type="application/json")
-            answer = json.loads(response.content)
-            assert response.status_code in (200, 400, 409, 413), (response.status_code, answer, body)
-            if response.status_code == 200:
-                assert set(answer) == {"ack", "detections", "state"}, answer
-                next_seq = answer["ack"] + 1
-            else:
-                assert isinstance(answer["error"], str) and answer["error"], answer
+        response = api.post(f"/api/sessions/{session.pk}/events", body, content_type="application/json")
+        answer = json.loads(response.content)
+        assert response.status_code in (200, 400, 409, 413), (response.status_code, answer, body)
+        if response.status_code == 200:
+            assert set(answer) == {"ack", "detections", "state"}, answer
+        else:
+            assert isinstance(answer["error"], str) and answer["error"], answer
 
     check()
 
