@@ -48,17 +48,20 @@ class Monitor:
             ctx.model = event["model"]
         elif kind == "turn":
             ctx.turn += 1
-        if event.get("t") is not None:
-            ctx.t = float(event["t"])
+        t = event.get("t")
+        if t is not None:
+            ctx.t = float(t)
         found: list[Detection] = []
         for detector in self._routes[kind]:
-            found.extend(detector.feed(event, ctx))
+            hits = detector.feed(event, ctx)
+            if hits:
+                found += hits
         if kind in TEXT_CHANNELS:
             ctx.offsets[kind] += len(event["text"])
         elif kind == "tool_call":
             ctx.tool_calls += 1
         ctx.events += 1
-        if any(d.action == "stop" for d in found):
+        if found and any(d.action == "stop" for d in found):
             self.stopped = True
         return found
 
