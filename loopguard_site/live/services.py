@@ -157,6 +157,13 @@ def live_ingest(*, session_id: int, seq: int, events: list[dict], close: bool = 
         _check_open(session)
         if seq != stream.acked_seq + 1:
             raise ProtocolError(f"seq {seq} leaves a gap: the next message is {stream.acked_seq + 1}", field="seq")
+        if session.event_count + len(events) > settings.LOOPGUARD_MAX_EVENTS:
+            raise ProtocolError(
+                f"{len(events)} more events would make {session.event_count + len(events)}, over the limit of "
+                f"{settings.LOOPGUARD_MAX_EVENTS} events per session (LOOPGUARD_MAX_EVENTS)",
+                field="events",
+                status=413,
+            )
         monitor = stream_monitor(session, stream)
         first = session.event_count + 1
         found: list[tuple[int, Found]] = []

@@ -122,3 +122,37 @@ def test_the_ingest_socket_takes_a_message_at_the_size_limit_and_closes_on_one_b
     answers, after = async_to_sync(ingest_exchange)(session.pk, token, padded_message(201), closes=True)
     assert answers[-1] == {"error": "message of 201 bytes, over the limit of 200 bytes (LOOPGUARD_WS_MAX_MESSAGE_KB)"}
     assert after == {"type": "websocket.close", "code": 1009}
+
+
+async def socket_answer(session_id: int, token: str, message: dict) -> dict:
+    communicator = WebsocketCommunicator(
+        application, f"/ws/ingest/{session_id}", headers=[(b"authorization", f"Bearer {token}".encode())]
+    )
+    connected, _ = await communicator.connect(timeout=10)
+    assert connected
+    assert "resume" in await communicator.receive_json_from(timeout=10)
+    await communicator.send_json_to(message)
+    answer = await communicator.receive_json_from(timeout=10)
+    await communicator.disconnect()
+    return answer
+
+
+@pytest.mark.django_db(transaction=True)
+def test_live_ingest_over_the_events_limit_is_refused_over_http_and_the_socket(settings, user):
+    settings.LOOPGUARD_MAX_EVENTS = 5
+    api, token = token_client(user)
+    session = session_create_live(model="m", title="limits", uploader=user, tags=[])
+    turn_and_four = [{"type": "turn"}, *({"type": "content", "text": f"{n}\n"} for n in range(4))]
+    one_more = {"type": "content", "text": "5\n"}
+
+    ok = api.post(f"/api/sessions/{session.pk}/events", {"seq": 1, "events": turn_and_four}, "application/json")
+    refused = api.post(f"/api/sessions/{session.pk}/events", {"seq": 2, "events": [one_more]}, "application/json")
+    over_socket = async_to_sync(socket_answer)(session.pk, token, {"seq": 2, "event": one_more})
+
+    assert (ok.status_code, json.loads(ok.content)["ack"]) == (200, 1)
+    error = "1 more events would make 6, over the limit of 5 events per session (LOOPGUARD_MAX_EVENTS)"
+    assert refused.status_code == 413
+    assert json.loads(refused.content) == {"error": error, "field": "events", "line": None}
+    assert over_socket == {"error": error, "field": "events", "seq": 2}
+    session.refresh_from_db()
+    assert session.event_count == 5
