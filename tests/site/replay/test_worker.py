@@ -135,7 +135,8 @@ class KillOnceWatcher(EventReceiver):
         self.worker.start("--pool", "prefork", "--concurrency", "1", "--task-events")  # no event can be missed
 
     def received(self, event: dict) -> None:
-        if event["name"] == replay_session_runs.name:
+        # Task events of other workers on the same Redis (another test run) are not ours.
+        if event["name"] == replay_session_runs.name and event.get("hostname") == self.worker.node:
             self.session_task = event["uuid"]
 
     def started(self, event: dict) -> None:
