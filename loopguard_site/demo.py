@@ -15,6 +15,7 @@ from django.db import transaction
 from detector.importers import parse_path
 from loopguard_site.accounts.models import ApiToken
 from loopguard_site.accounts.services import api_token_create, api_token_revoke
+from loopguard_site.replay.services import replay_job_create
 from loopguard_site.transcripts.models import RawUpload
 from loopguard_site.transcripts.services import session_create_from_events
 
@@ -22,6 +23,8 @@ DEMO_DIR = settings.BASE_DIR / "fixtures" / "demo"
 DEMO_USERNAME = "demo"
 DEMO_TOKEN_NAME = "demo"
 DEMO_TAG = "demo"
+# Replayed on load, so a newcomer sees detections at once and can compare designs.
+DEMO_PROFILES = ["default", "seed000", "gemini"]
 
 
 @dataclass(frozen=True)
@@ -30,19 +33,21 @@ class DemoResult:
     present: int  # demo files already stored before
     token: str  # the demo admin's API token (plaintext, new on every call)
     password: str  # the demo admin's password (new on every call)
+    replay_job: int | None  # the job replaying the sessions loaded now (None: nothing new)
 
 
-def demo_sessions_load(*, uploader, directory: Path = DEMO_DIR) -> tuple[int, int]:
+def demo_sessions_load(*, uploader, directory: Path = DEMO_DIR) -> tuple[list[int], int]:
     """Store each demo file not stored yet (same name and bytes); returns
-    (loaded, already present)."""
-    loaded = present = 0
+    (ids of the sessions stored now, count already present)."""
+    loaded: list[int] = []
+    present = 0
     for path in sorted(directory.glob("*.jsonl")):
         raw = path.read_bytes()
         if RawUpload.objects.filter(filename=path.name, sha256=hashlib.sha256(raw).hexdigest()).exists():
             present += 1
             continue
         transcript = parse_path(path, "events")
-        session_create_from_events(
+        session = session_create_from_events(
             title=transcript.title or path.stem,
             model=transcript.model or "",
             source_format=transcript.format,
@@ -53,14 +58,15 @@ def demo_sessions_load(*, uploader, directory: Path = DEMO_DIR) -> tuple[int, in
             uploader=uploader,
             tags=[DEMO_TAG],
         )
-        loaded += 1
+        loaded.append(session.pk)
     return loaded, present
 
 
 @transaction.atomic
 def demo_load(*, directory: Path = DEMO_DIR) -> DemoResult:
     """The demo admin (created, or its password reset), its one live API token
-    (earlier demo tokens revoked) and the demo sessions."""
+    (earlier demo tokens revoked), the demo sessions, and a replay job for the
+    sessions stored now (its tasks are queued once this transaction commits)."""
     user, _ = get_user_model().objects.get_or_create(
         username=DEMO_USERNAME, defaults={"is_staff": True, "is_superuser": True}
     )
@@ -73,4 +79,7 @@ def demo_load(*, directory: Path = DEMO_DIR) -> DemoResult:
         api_token_revoke(token=token)
     _, plaintext = api_token_create(user=user, name=DEMO_TOKEN_NAME)
     loaded, present = demo_sessions_load(uploader=user, directory=directory)
-    return DemoResult(loaded=loaded, present=present, token=plaintext, password=password)
+    job = replay_job_create(user=user, profiles=DEMO_PROFILES, session_ids=loaded) if loaded else None
+    return DemoResult(
+        loaded=len(loaded), present=present, token=plaintext, password=password, replay_job=job.pk if job else None
+    )

@@ -37,12 +37,14 @@ def run(args: argparse.Namespace) -> int:
 
     call_command("migrate", interactive=False, verbosity=0)
     if args.demo:
-        from loopguard_site.demo import DEMO_USERNAME, demo_load
+        from loopguard_site.demo import DEMO_PROFILES, DEMO_USERNAME, demo_load
 
         demo = demo_load()
         print(f"Demo: {demo.loaded} sessions loaded, {demo.present} already there")
         print(f"Admin login: {DEMO_USERNAME} / {demo.password}")
         print(f"API token: {demo.token}", flush=True)
+        if demo.replay_job is not None:
+            print(f"Demo: replay job #{demo.replay_job} runs them through {', '.join(DEMO_PROFILES)}", flush=True)
 
     from loopguard_site.asgi import application
 

@@ -9,6 +9,7 @@ from django.contrib.auth import get_user_model
 
 from loopguard_site.accounts.selectors import api_token_user
 from loopguard_site.demo import DEMO_DIR, demo_load
+from loopguard_site.replay.models import ReplayJob
 from loopguard_site.transcripts.models import Event, Session
 from tests.shared_paths import shared_path
 
@@ -73,6 +74,10 @@ def test_loading_twice_stores_each_session_once_and_keeps_one_live_token():
 
     assert (first.loaded, first.present) == (7, 0)
     assert (second.loaded, second.present) == (0, 7)
+    job = ReplayJob.objects.get(pk=first.replay_job)  # the sessions loaded now are replayed
+    assert (job.profiles, job.total) == (["default", "seed000", "gemini"], 21)
+    assert set(job.runs.values_list("session_id", flat=True)) == set(Session.objects.values_list("pk", flat=True))
+    assert second.replay_job is None
     assert Session.objects.count() == 7
     assert Event.objects.count() == sum(len(read_events(path.name)) for path in DEMO_DIR.glob("*.jsonl"))
     demo = get_user_model().objects.get(username="demo")

@@ -59,6 +59,19 @@ def test_it_serves_the_demo_sessions_without_services_and_stops_on_ctrl_c(tmp_pa
         ) as ws:
             ws.send(json.dumps({"ping": "lab"}))
             pong = json.loads(ws.recv(timeout=30))
+        job_id = next(int(line.split("#")[1].split()[0]) for line in lines if line.startswith("Demo: replay job #"))
+        with connect(
+            url.replace("http://", "ws://") + f"ws/replays/{job_id}",
+            additional_headers={"Authorization": f"Bearer {token}"},
+        ) as ws:
+            progress = json.loads(ws.recv(timeout=60))
+            while progress["state"] not in ("done", "failed"):  # the worker thread runs the queued job
+                progress = json.loads(ws.recv(timeout=120))
+        flagged = urllib.request.Request(
+            url + "api/sessions?has_detections=1", headers={"Authorization": f"Bearer {token}"}
+        )
+        with urllib.request.urlopen(flagged, timeout=30) as response:
+            looping = sorted(session["title"] for session in json.loads(response.read())["results"])
     finally:
         lab.send_signal(signal.SIGINT)
         rest, _ = lab.communicate(timeout=60)
@@ -66,7 +79,10 @@ def test_it_serves_the_demo_sessions_without_services_and_stops_on_ctrl_c(tmp_pa
     titles = [parse_path(path, "events").title for path in sorted(DEMO_DIR.glob("*.jsonl"))]
     assert lines[:1] == ["Demo: 7 sessions loaded, 0 already there"]
     assert lines[2].startswith("API token: lg_") and len(token) == 46
-    assert lines[3] == "Embedded mode: Celery worker thread (2 threads), in-memory channel layer"
+    assert lines[3] == f"Demo: replay job #{job_id} runs them through default, seed000, gemini"
+    assert lines[4] == "Embedded mode: Celery worker thread (2 threads), in-memory channel layer"
+    assert (progress["state"], progress["done"], progress["failed"], progress["total"]) == ("done", 21, 0, 21)
+    assert looping == sorted(title for title in titles if "loop" in title.split(":")[0].lower())
     assert url.startswith("http://127.0.0.1:") and url.endswith("/")
     assert home == (200, url + "accounts/login/?next=/")
     assert sorted(listed) == sorted(titles)
