@@ -28,9 +28,9 @@ run grows; a broken run re-arms it.
 
 Cost: a chunk without a boundary is an append and a set-disjointness test;
 a boundary costs O(block) to build the key plus the period finder's push
-(O(block_max_period), or a C-speed scan only for a block not seen within
-`block_max_period`). Memory: the current block (at most `block_max_chars`)
-and a ring of recent blocks (bounded by the parameters).
+(a C-speed scan of the last `block_max_period` keys, plus O(live periods)).
+Memory: the current block (at most `block_max_chars`) and a ring of recent
+blocks (bounded by the parameters).
 """
 
 from __future__ import annotations
@@ -186,7 +186,7 @@ class BlockCycleFinder:
             self._pending = [raw]
             self._pending_len = 0
             return None
-        if LIST_NUMBER.fullmatch(raw):
+        if stripped[-1] == "." and LIST_NUMBER.fullmatch(raw):
             return None  # a list number ("12.") joins the block it numbers
         start = self._block_start
         self._pending = []
