@@ -219,11 +219,14 @@ class BlockCycleFinder:
                 # No word: count only visible characters, so the blank inside of
                 # an ASCII-art box ("|        |") takes many rows to add up.
                 span, region_chars = len(copy_text) - len(WHITESPACE.findall(copy_text)), params.symbol_region_chars
+                # A divider is one line however many blank lines surround it.
+                one_line = "\n" in copy_text and "\n" not in copy_text.strip()
             else:
                 region_chars = params.block_region_chars
+                one_line = copy_text.count("\n") == 1
             # A single line said twice is common in code and tables; a passage
             # of several sentences or lines said twice is not.
-            min_copies = params.line_min_copies if copy_text.count("\n") == 1 else params.block_min_copies
+            min_copies = params.line_min_copies if one_line else params.block_min_copies
             needed = max(p * min_copies, -(-region_chars * p // max(span, 1)))
             if length < needed:
                 continue
