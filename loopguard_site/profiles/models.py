@@ -22,9 +22,8 @@ class TuningJob(models.Model):
         FAILED = "failed"
 
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
-    project = models.ForeignKey(
-        Project, on_delete=models.PROTECT, related_name="tuning_jobs", help_text="whose labelled sessions it tunes on"
-    )
+    # whose labelled sessions it tunes on
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="tuning_jobs")
     created = models.DateTimeField(auto_now_add=True)
     model_glob = models.CharField(max_length=200, help_text="sessions whose model matches are tuned on")
     base_profile = models.CharField(max_length=100)

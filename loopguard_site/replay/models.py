@@ -30,9 +30,7 @@ class ReplayJob(models.Model):
     State = ReplayState
 
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
-    project = models.ForeignKey(
-        Project, on_delete=models.PROTECT, related_name="replay_jobs", help_text="its sessions' project"
-    )
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="replay_jobs")  # its sessions'
     created = models.DateTimeField(auto_now_add=True, db_index=True)
     profiles = models.JSONField(default=list, help_text="profile names, in the order asked")
     selection = models.JSONField(
