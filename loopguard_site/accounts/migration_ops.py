@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.db import migrations, models
 
-DEFAULT_PROJECT = "default"
+from .constants import DEFAULT_PROJECT
 
 
 def into_default_project(model_name: str, app_label: str, related_name: str) -> list:

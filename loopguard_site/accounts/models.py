@@ -1,8 +1,6 @@
 from django.conf import settings
 from django.db import models
 
-DEFAULT_PROJECT = "default"  # the project existing data moved into, and `loopguard import`'s default
-
 
 class Role(models.TextChoices):
     """What a member may do in a project; each role may do all the lower ones do."""

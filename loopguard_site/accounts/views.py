@@ -1,14 +1,17 @@
-"""The API token page: a user's tokens, a new one (its plaintext shown on
-this one answer only), and revocation."""
+"""The API token page: the tokens of the projects the user administers, a
+new one (its plaintext shown on this one answer only), and revocation."""
 
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from .selectors import api_token_of_user, api_tokens_of_user
+from .access import ProjectChoiceError, object_for, project_for, projects_with_role
+from .models import ApiToken, Role
+from .selectors import api_tokens_managed_by
 from .services import api_token_create, api_token_revoke
 
 NAME_MAX = 100
@@ -17,22 +20,32 @@ NAME_MAX = 100
 @login_required
 @require_http_methods(["GET", "POST"])
 def token_list(request: HttpRequest) -> HttpResponse:
-    context = {"created": None, "plaintext": None, "error": None}
+    context = {"created": None, "plaintext": None, "error": None, "values": request.POST}
+    status = 200
     if request.method == "POST":
         name = request.POST.get("name", "").strip()
-        if not name or len(name) > NAME_MAX:
-            context["error"] = f"give the token a name of 1 to {NAME_MAX} characters"
+        try:
+            project = project_for(request.user, request.POST.get("project"), Role.ADMIN)
+        except ProjectChoiceError as exc:
+            if exc.status == 403:
+                raise PermissionDenied(str(exc)) from exc
+            context["error"] = f"project: {exc}"
         else:
-            context["created"], context["plaintext"] = api_token_create(user=request.user, name=name)
-    context["tokens"] = api_tokens_of_user(request.user)
-    return render(request, "accounts/tokens.html", context, status=400 if context["error"] else 200)
+            if not name or len(name) > NAME_MAX:
+                context["error"] = f"give the token a name of 1 to {NAME_MAX} characters"
+            else:
+                context["created"], context["plaintext"] = api_token_create(
+                    user=request.user, project=project, name=name
+                )
+        status = 400 if context["error"] else 200
+    context["tokens"] = api_tokens_managed_by(request.user)
+    context["projects"] = projects_with_role(request.user, Role.ADMIN)
+    return render(request, "accounts/tokens.html", context, status=status)
 
 
 @login_required
 @require_POST
 def token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
-    token = api_token_of_user(request.user, token_id)
-    if token is None:
-        raise Http404(f"no token {token_id} of yours")
+    token = object_for(request.user, ApiToken.objects.all(), token_id, role=Role.ADMIN, noun="token")
     api_token_revoke(token=token)
     return redirect("accounts:tokens")

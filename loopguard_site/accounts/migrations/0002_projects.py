@@ -6,7 +6,7 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-from loopguard_site.accounts.migration_ops import DEFAULT_PROJECT
+from loopguard_site.accounts.constants import DEFAULT_PROJECT
 
 
 def default_project_fill(apps, schema_editor):
