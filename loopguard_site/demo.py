@@ -14,8 +14,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from detector.importers import parse_path
-from loopguard_site.accounts.models import ApiToken
-from loopguard_site.accounts.models import Project, Role
+from loopguard_site.accounts.models import ApiToken, Project, Role
 from loopguard_site.accounts.services import api_token_create, api_token_revoke, default_project, membership_set
 from loopguard_site.replay.services import replay_job_create
 from loopguard_site.transcripts.models import RawUpload

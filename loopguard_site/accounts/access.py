@@ -144,7 +144,9 @@ def project_for(user: AbstractBaseUser, chosen: object, role: str) -> Project:
     if granted is None:
         raise ProjectChoiceError(f"no project {key!r} of yours")
     if ROLE_RANK[granted] < ROLE_RANK[role]:
-        raise ProjectChoiceError(f"this needs the {role} role in project {project.name}; you are a {granted}", status=403)
+        raise ProjectChoiceError(
+            f"this needs the {role} role in project {project.name}; you are a {granted}", status=403
+        )
     return project
 
 

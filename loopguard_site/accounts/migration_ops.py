@@ -17,9 +17,7 @@ def into_default_project(model_name: str, app_label: str, related_name: str) -> 
         apps.get_model(app_label, model_name).objects.update(project=project)
 
     def field(null: bool) -> models.ForeignKey:
-        return models.ForeignKey(
-            null=null, on_delete=models.PROTECT, related_name=related_name, to="accounts.project"
-        )
+        return models.ForeignKey(null=null, on_delete=models.PROTECT, related_name=related_name, to="accounts.project")
 
     return [
         migrations.AddField(model_name=model_name, name="project", field=field(True)),

@@ -28,7 +28,9 @@ def api_tokens_managed_by(user: AbstractBaseUser) -> list[ApiToken]:
     """The tokens of every project the user is an admin of, newest first,
     revoked ones included."""
     projects = projects_with_role(user, Role.ADMIN)
-    return list(in_visible_projects(ApiToken.objects.select_related("user", "project"), user).filter(project__in=projects))
+    return list(
+        in_visible_projects(ApiToken.objects.select_related("user", "project"), user).filter(project__in=projects)
+    )
 
 
 def project_named(name: str) -> Project | None:

@@ -30,7 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default="", help="with --all: sessions of this model")
     parser.add_argument("--format", default="", help="with --all: sessions imported from this format")
     parser.add_argument("--tag", default="", help="with --all: sessions with this tag")
-    parser.add_argument("--project", default=DEFAULT_PROJECT, help=f"the sessions' project (default: {DEFAULT_PROJECT})")
+    parser.add_argument(
+        "--project", default=DEFAULT_PROJECT, help=f"the sessions' project (default: {DEFAULT_PROJECT})"
+    )
     parser.add_argument(
         "--profile", action="append", default=None, metavar="NAME", help="profile (repeatable; default: default)"
     )

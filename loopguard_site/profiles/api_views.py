@@ -18,7 +18,7 @@ CONTENT_TYPES = {"toml": "application/toml", "json": "application/json"}
 
 
 def _summary(version: ProfileVersion) -> dict:
-    return {"name": version.name, "models": version.models, "version": version.version, "project": version.project_id}
+    return {"name": version.name, "models": version.models, "version": version.version}
 
 
 def _api_error(exc: ProfileError) -> ApiError:
@@ -52,9 +52,7 @@ def profile_import(request: HttpRequest) -> JsonResponse:
     except UnicodeDecodeError as exc:
         raise ApiError("the file is not UTF-8 text") from exc
     try:
-        versions = profiles_import(
-            text=text, project=project, user=request.user, fmt=request.GET.get("format") or None
-        )
+        versions = profiles_import(text=text, project=project, user=request.user, fmt=request.GET.get("format") or None)
     except ProfileError as exc:
         raise _api_error(exc) from exc
     return JsonResponse({"profiles": [_summary(v) for v in versions]}, status=201)
@@ -100,7 +98,10 @@ def tuning_save(request: HttpRequest, job_id: int) -> JsonResponse:
     body = json_body(request)
     try:
         version = profile_from_tuning(
-            job=tuning_job_for(request.user, job_id, Role.ADMIN), name=body.get("name"), models=body.get("models"), user=request.user
+            job=tuning_job_for(request.user, job_id, Role.ADMIN),
+            name=body.get("name"),
+            models=body.get("models"),
+            user=request.user,
         )
     except ProfileError as exc:
         raise _api_error(exc) from exc

@@ -153,7 +153,11 @@ def tuning_job_create(
         raise ProfileError('"fp_budget" must be a whole number, at least 0', field="fp_budget")
     with transaction.atomic():
         job = TuningJob.objects.create(
-            created_by=user, project=project, model_glob=model_glob.strip(), base_profile=base_profile, fp_budget=fp_budget
+            created_by=user,
+            project=project,
+            model_glob=model_glob.strip(),
+            base_profile=base_profile,
+            fp_budget=fp_budget,
         )
         transaction.on_commit(lambda: _enqueue(job.pk))
     return job

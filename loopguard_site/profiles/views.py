@@ -20,7 +20,9 @@ from .services import ProfileError, profile_from_tuning, tuning_job_create
 @login_required
 @require_GET
 def profile_list(request: HttpRequest) -> HttpResponse:
-    return render(request, "profiles/profile_list.html", {"versions": latest_versions(versions_visible_to(request.user))})
+    return render(
+        request, "profiles/profile_list.html", {"versions": latest_versions(versions_visible_to(request.user))}
+    )
 
 
 @login_required

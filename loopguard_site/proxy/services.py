@@ -55,7 +55,9 @@ _END = object()  # the upstream stream ended
 class ProxyError(Exception):
     """A request the proxy cannot serve, answered as an OpenAI error body."""
 
-    def __init__(self, message: str, *, status: int, kind: str = "invalid_request_error", retry_after: int | None = None):
+    def __init__(
+        self, message: str, *, status: int, kind: str = "invalid_request_error", retry_after: int | None = None
+    ):
         super().__init__(message)
         self.status = status
         self.kind = kind

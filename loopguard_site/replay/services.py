@@ -332,7 +332,7 @@ def _checked_session_ids(project_id: int, session_ids: object) -> list[int]:
     chosen = list(dict.fromkeys(session_ids))
     missing = sorted(set(chosen) - existing_session_ids(project_id, chosen))
     if missing:  # another project's session is no session of this one
-        raise ReplayRequestError(f"no session with id {missing[0]} in this project", field="sessions")
+        raise ReplayRequestError(f"no session with id {missing[0]}", field="sessions")
     return chosen
 
 

@@ -106,7 +106,11 @@ def reviewer_progress(among: QuerySet[Session], queue: QueueFilter) -> dict:
     """How many of the queue's items each reviewer has labelled."""
     items = {(s, detection_item(d)) for s, d in _signature_rows(review_detections(among, queue))}
     done: dict[str, int] = defaultdict(int)
-    labels = Label.objects.filter(session__in=among).exclude(detector="").values_list("reviewer__username", "session_id", "item")
+    labels = (
+        Label.objects.filter(session__in=among)
+        .exclude(detector="")
+        .values_list("reviewer__username", "session_id", "item")
+    )
     for username, session_id, item in labels:
         if (session_id, item) in items:
             done[username] += 1

@@ -35,7 +35,6 @@ def session_summary(session: Session) -> dict:
     """A session as `POST /api/sessions` answers it."""
     return {
         "id": session.pk,
-        "project": session.project_id,
         "title": session.title,
         "model": session.model,
         "format": session.source_format,

@@ -5,7 +5,6 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from loopguard_site.accounts.access import object_for
 from loopguard_site.accounts.models import Role
-
 from loopguard_site.replay.models import Detection
 
 from .models import Event, Session, Tag

@@ -12,21 +12,21 @@ from asgiref.sync import async_to_sync
 from channels.testing import WebsocketCommunicator
 from django.test import Client
 
-from loopguard_site.accounts.services import api_token_create
 from loopguard_site.asgi import application
 from loopguard_site.transcripts.services import session_create_live
+from tests.members import member, project_token
 
 NOON = datetime.datetime(2026, 11, 22, 12, 0, tzinfo=datetime.UTC)
 
 
 def token_client(user) -> tuple[Client, str]:
-    _, token = api_token_create(user=user, name="limits")
+    _, token = project_token(user=user, name="limits")
     return Client(HTTP_AUTHORIZATION=f"Bearer {token}"), token
 
 
 @pytest.fixture
 def user(django_user_model):
-    return django_user_model.objects.create_user("producer")
+    return member(django_user_model.objects.create_user("producer"))
 
 
 @pytest.mark.django_db
