@@ -44,9 +44,14 @@ def profile_export(request: HttpRequest) -> HttpResponse:
 
 @api_view(("POST",))
 def profile_import(request: HttpRequest) -> JsonResponse:
-    project = project_for(request.user, request.GET.get("project") or request.POST.get("project"), Role.ADMIN)
-    upload = request.FILES.get("file")
-    raw = upload.read() if upload is not None else request.body
+    project = project_for(request.user, request.GET.get("project"), Role.ADMIN)  # the body is the file
+    if request.content_type == "multipart/form-data":  # its body is read as the form: the file is a field
+        upload = request.FILES.get("file")
+        if upload is None:
+            raise ApiError("no file: send the config file as a multipart field named 'file'", field="file")
+        raw = upload.read()
+    else:
+        raw = request.body
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -95,10 +100,11 @@ def tuning_detail(request: HttpRequest, job_id: int) -> JsonResponse:
 
 @api_view(("POST",))
 def tuning_save(request: HttpRequest, job_id: int) -> JsonResponse:
+    job = tuning_job_for(request.user, job_id, Role.ADMIN)  # first: another project's job is no job
     body = json_body(request)
     try:
         version = profile_from_tuning(
-            job=tuning_job_for(request.user, job_id, Role.ADMIN),
+            job=job,
             name=body.get("name"),
             models=body.get("models"),
             user=request.user,

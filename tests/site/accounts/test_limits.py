@@ -49,6 +49,23 @@ def test_a_token_gets_its_quota_then_429_with_backing_off_retry_after(settings, 
 
 
 @pytest.mark.django_db
+def test_the_openai_compatible_proxy_counts_against_the_same_quota(settings, user):
+    settings.LOOPGUARD_TOKEN_DAILY_QUOTA = 3
+    api, _ = token_client(user)
+    with time_machine.travel(NOON, tick=False):
+        assert api.get("/api/sessions").status_code == 200
+        # a body without a model is refused by the proxy itself, after the quota counted the call
+        answers = [api.post("/v1/chat/completions", {}, content_type="application/json") for _ in range(4)]
+        assert [r.status_code for r in answers] == [400, 400, 429, 429]
+        assert [r.get("Retry-After") for r in answers] == [None, None, "1", "2"]
+        assert json.loads(answers[2].content)["error"]["type"] == "rate_limit_error"
+        assert json.loads(answers[2].content)["error"]["message"] == (
+            "this token's daily quota is used up (LOOPGUARD_TOKEN_DAILY_QUOTA)"
+        )
+        assert api.get("/api/sessions")["Retry-After"] == "4"  # one count for both doors
+
+
+@pytest.mark.django_db
 def test_retry_after_never_passes_midnight(settings, user):
     settings.LOOPGUARD_TOKEN_DAILY_QUOTA = 1
     api, _ = token_client(user)
