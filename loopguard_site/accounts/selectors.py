@@ -1,9 +1,10 @@
 from __future__ import annotations
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 
 from .access import in_visible_projects, projects_with_role
-from .models import ApiToken, Project, Role
+from .models import ApiToken, Membership, Project, Role
 from .tokens import TOKEN_PREFIX, token_hash
 
 
@@ -35,3 +36,11 @@ def api_tokens_managed_by(user: AbstractBaseUser) -> list[ApiToken]:
 
 def project_named(name: str) -> Project | None:
     return Project.objects.filter(name=name).first()
+
+
+def project_members(project: Project) -> list[Membership]:
+    return list(Membership.objects.filter(project=project).select_related("user").order_by("user__username"))
+
+
+def user_named(username: str) -> AbstractBaseUser | None:
+    return get_user_model().objects.filter(username=username).first()

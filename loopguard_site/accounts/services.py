@@ -18,6 +18,10 @@ def membership_set(*, user: AbstractBaseUser, project: Project, role: str) -> Me
     return Membership.objects.update_or_create(user=user, project=project, defaults={"role": role})[0]
 
 
+def membership_remove(*, user: AbstractBaseUser, project: Project) -> None:
+    Membership.objects.filter(user=user, project=project).delete()
+
+
 def api_token_create(*, user: AbstractBaseUser, project: Project, name: str) -> tuple[ApiToken, str]:
     """A new token of `project`, created by `user`; returns it with its
     plaintext, which is not stored anywhere and cannot be shown again."""

@@ -54,6 +54,7 @@ def world(django_user_model):
         project=default_project(), profile=get_profile("default"), name="stored", user=owner, origin="import"
     )
     return {
+        "project_id": session.project_id,
         "session": session.pk,
         "detection": session.detections.first().pk,
         "profile": version.name,
@@ -74,6 +75,8 @@ def path_values(name: str, parameters: list[str], world: dict) -> dict:
             values[parameter] = world["detection"]
         elif parameter == "token_id":
             values[parameter] = world["token"]
+        elif parameter == "project_id":
+            values[parameter] = world["project_id"]
         elif parameter == "name":
             values[parameter] = world["profile"]
         elif parameter == "job_id":

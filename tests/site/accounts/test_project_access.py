@@ -23,7 +23,7 @@ from django.urls import get_resolver
 
 from detector.config import get_profile
 from loopguard_site.accounts.access import CLOSE_NOT_FOUND
-from loopguard_site.accounts.models import ApiToken, Project, Role
+from loopguard_site.accounts.models import ApiToken, Membership, Project, Role
 from loopguard_site.asgi import application
 from loopguard_site.profiles.models import TuningJob
 from loopguard_site.profiles.services import profile_version_create
@@ -57,6 +57,7 @@ def project_a(django_user_model) -> dict:
     )
     return {
         "project": project,
+        "project_id": project.pk,
         "owner": owner,
         "session": session.pk,
         "detection": session.detections.first().pk,
@@ -188,6 +189,9 @@ def test_a_viewer_reads_but_is_refused_every_write(project_a, role_clients, djan
     assert signed_in.post("/accounts/tokens/", {"name": "mine"}).status_code == 403
     assert signed_in.post("/profiles/tune", {"model": "*", "profile": "default"}).status_code == 403
     assert signed_in.post(f"/accounts/tokens/{a['token']}/revoke").status_code == 403
+    promote = {"username": "a-viewer", "role": "admin"}
+    assert signed_in.post(f"/accounts/projects/{a['project_id']}/members", promote).status_code == 403
+    assert Membership.objects.get(user__username="a-viewer").role == Role.VIEWER
     assert ApiToken.objects.get(pk=a["token"]).revoked is None
     assert not ApiToken.objects.filter(name="mine").exists()
 
@@ -221,3 +225,20 @@ def test_a_signed_in_user_in_two_projects_names_the_project_to_write_to(project_
     assert project_a["project"].sessions.filter(pk=chosen.json()["sessions"][0]["id"]).exists()
     listed = browser.get("/api/sessions").json()["results"]
     assert {row["title"] for row in listed} == {f"{SECRET} session", "live"}
+
+
+def test_an_admin_makes_a_user_a_member_who_then_sees_the_projects_sessions(project_a, outsider):
+    admin = Client()
+    admin.force_login(project_a["owner"])
+    members = f"/accounts/projects/{project_a['project_id']}/members"
+    assert outsider["browser"].get("/api/sessions").json()["results"] == []
+
+    assert admin.post(members, {"username": "nobody", "role": "viewer"}).content == b"username: no user 'nobody'"
+    assert admin.post(members, {"username": "outsider", "role": "owner"}).status_code == 400
+    assert admin.post(members, {"username": "outsider", "role": "viewer"}).status_code == 302
+
+    assert [row["id"] for row in outsider["browser"].get("/api/sessions").json()["results"]] == [project_a["session"]]
+    page = admin.get("/accounts/projects/").content.decode()
+    assert "outsider</td><td>viewer" in page
+    assert admin.post(members, {"username": "outsider", "role": "none"}).status_code == 302
+    assert outsider["browser"].get("/api/sessions").json()["results"] == []
