@@ -22,7 +22,6 @@ def client(client, user):
     client.force_login(user)
     return client
 
-
 # title, model, format, tags, state, events, detections
 ROWS = [
     ("Alpha loop", "gpt-5", "openai", ["prod", "loop"], "stored", 3, 2),
