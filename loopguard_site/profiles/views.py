@@ -11,9 +11,10 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from loopguard_site.accounts.access import ProjectChoiceError, project_for, projects_with_role
 from loopguard_site.accounts.models import Role
+from loopguard_site.replay.selectors import profile_names_of
 
 from .diff import profile_diff
-from .selectors import latest_versions, profile_versions, profiles_config, tuning_job_for, versions_visible_to
+from .selectors import latest_versions, profile_versions, tuning_job_for, versions_visible_to
 from .services import ProfileError, profile_from_tuning, tuning_job_create
 
 
@@ -64,9 +65,8 @@ def tuning_new(request: HttpRequest) -> HttpResponse:
             error = str(exc)
         else:
             return redirect("profiles:tuning_detail", job_id=job.pk)
-    # the base profiles offered: the built-in ones and those of the projects the user may tune
-    names = {name: None for project in projects for name in profiles_config(project.pk).profiles}
-    context = {"profiles": list(names), "projects": projects, "error": error, "form": request.POST}
+    names = profile_names_of(p.pk for p in projects)  # built-in, and those of the projects the user may tune
+    context = {"profiles": names, "projects": projects, "error": error, "form": request.POST}
     return render(request, "profiles/tuning_new.html", context)
 
 
