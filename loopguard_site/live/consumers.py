@@ -4,10 +4,13 @@
 (0 for a new session), then the session's stop-level detections again (a
 producer that lost the connection before reading one still learns to stop).
 Per message: `{"detection": {...}}` for each detection it fired, then
-`{"ack": N}`; a bad message gets `{"error", "field", "seq"}` and the socket
-stays usable. Detections that silence fires (`live_sessions_tick`) arrive
-as `{"detection": {...}}` between messages. `{"close": true}` closes the session, answers `{"state":
-"closed"}` and ends the socket. One producer socket per session: a new one
+`{"ack": N}`; a bad message gets `{"error", "field", "seq"}` (and
+`retry_after`, seconds, when the token's daily quota is used up) and the
+socket stays usable; nothing of it is stored. Messages are stored by the
+process's ingest thread (`ingest_worker`), with those of its other
+sockets. Detections that silence fires (`live_sessions_tick`) arrive as
+`{"detection": {...}}` between messages. `{"close": true}` closes the
+session, answers `{"state": "closed"}` and ends the socket. One producer socket per session: a new one
 takes over and the older is closed with code 4409.
 
 `/ws/sessions/<id>`, the viewers': a snapshot (`{"state"}`, the stored
@@ -26,6 +29,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from loopguard_site.transcripts.models import Session
 
+from .ingest_worker import socket_ingest
 from .messages import producer_group, send_producer_taken, viewer_group
 from .protocol import ProtocolError, parse_message
 from .selectors import (
@@ -37,7 +41,7 @@ from .selectors import (
     live_detections,
     live_session_get,
 )
-from .services import live_detection_dict, live_ingest, live_session_close
+from .services import IngestRequest, live_detection_dict, live_session_close
 
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_FORBIDDEN = 4403
@@ -106,11 +110,20 @@ class IngestConsumer(AsyncJsonWebsocketConsumer):
             if message.seq is None:
                 result = await database_sync_to_async(live_session_close)(session_id=self.session_id)
             else:
-                result = await database_sync_to_async(live_ingest)(
-                    session_id=self.session_id, seq=message.seq, events=message.events, close=message.close
+                result = await socket_ingest(
+                    IngestRequest(
+                        session_id=self.session_id,
+                        seq=message.seq,
+                        events=message.events,
+                        close=message.close,
+                        token_key=self.scope.get("api_token_key"),
+                    )
                 )
         except ProtocolError as exc:
-            await self.send_json({"error": str(exc), "field": exc.field, "seq": seq})
+            error = {"error": str(exc), "field": exc.field, "seq": seq}
+            if exc.retry_after is not None:
+                error["retry_after"] = exc.retry_after
+            await self.send_json(error)
             return
         for detection in result.detections:
             await self.send_json({"detection": detection})

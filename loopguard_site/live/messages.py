@@ -39,12 +39,15 @@ def producer_group(session_id: int) -> str:
     return f"live.producer.{session_id}"
 
 
-def send_to_viewers(session_id: int, payloads: list[ViewerMessage]) -> None:
+async def forward_to_viewers(session_id: int, payloads: list[ViewerMessage]) -> None:
     """Forward payloads, in order, to every socket watching the session (one
     channel-layer message for them all)."""
-    async_to_sync(get_channel_layer().group_send)(
-        viewer_group(session_id), {"type": "live.forward", "payloads": payloads}
-    )
+    await get_channel_layer().group_send(viewer_group(session_id), {"type": "live.forward", "payloads": payloads})
+
+
+def send_to_viewers(session_id: int, payloads: list[ViewerMessage]) -> None:
+    """`forward_to_viewers` from synchronous code."""
+    async_to_sync(forward_to_viewers)(session_id, payloads)
 
 
 def send_to_producer(session_id: int, detections: list[dict]) -> None:
