@@ -43,7 +43,7 @@ from datetime import datetime, timedelta
 from functools import partial
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, models, transaction
 from django.utils import timezone
 
 from detector.detection import Checkpoint
@@ -306,6 +306,27 @@ def _ingest_one(ingesting: _Ingesting, request: IngestRequest, new_events: list,
     return IngestResult(ack=seq, state=session.state, detections=detections, viewer_payloads=payloads)
 
 
+def _update_rows(model: type[models.Model], fields: list[str], objects: list[models.Model]) -> None:
+    """Save `fields` of many rows, each its own values, in one statement
+    (`UPDATE ... FROM (VALUES ...)`: Django's `bulk_update` builds a CASE
+    per field and row, milliseconds of Python a row)."""
+    quote = connection.ops.quote_name
+    table, key = quote(model._meta.db_table), quote(model._meta.pk.column)
+    columns = [model._meta.get_field(name) for name in fields]
+    sets = ", ".join(f"{quote(column.column)} = v.column{n}" for n, column in enumerate(columns, start=2))
+    row = "(" + ", ".join(["%s"] * (len(columns) + 1)) + ")"
+    values = []
+    for obj in objects:
+        values.append(obj.pk)
+        values += (column.get_db_prep_save(getattr(obj, column.attname), connection) for column in columns)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} SET {sets} FROM (VALUES {', '.join([row] * len(objects))}) AS v"
+            f" WHERE {table}.{key} = v.column1",
+            values,
+        )
+
+
 def live_ingest_batch(requests: Sequence[IngestRequest]) -> list[IngestResult | ProtocolError]:
     """Store producer messages (of one session or many, in order) in one
     transaction, detect, and answer for each what to acknowledge — or the
@@ -331,12 +352,12 @@ def live_ingest_batch(requests: Sequence[IngestRequest]) -> list[IngestResult | 
         written = [one for one in ingesting.values() if one.monitor is not None]
         if written:
             numbered_events_insert(new_events)
-            Session.objects.bulk_update([one.session for one in written], ["event_count", "state"])
+            _update_rows(Session, ["event_count", "state"], [one.session for one in written])
             for one in written:
                 _stream_written(one.session, one.stream, one.monitor, pickle_it=one.pickle_it)
-            LiveStream.objects.bulk_update([one.stream for one in written], ["acked_seq", "last_event_at", "revision"])
+            _update_rows(LiveStream, ["acked_seq", "last_event_at", "revision"], [one.stream for one in written])
             if pickled := [one.stream for one in written if one.pickle_it]:
-                LiveStream.objects.bulk_update(pickled, ["monitor", "monitor_events"])
+                _update_rows(LiveStream, ["monitor", "monitor_events"], pickled)
     return [outcomes[index] for index in range(len(requests))]
 
 
