@@ -9,7 +9,7 @@ from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
-from channels_redis.core import RedisChannelLayer
+from channels_redis.pubsub import RedisPubSubChannelLayer
 
 from loopguard_site.asgi import application
 from loopguard_site.live.services import live_detection_dict, live_ingest
@@ -27,7 +27,7 @@ def numbered(events: list[dict], first: int = 1) -> list[dict]:
 def test_every_viewer_sees_events_detection_and_state_as_they_happen(
     live_services, live_session, producer, outsider, loop_events, loop_stop
 ):
-    assert isinstance(get_channel_layer(), RedisChannelLayer)
+    assert isinstance(get_channel_layer(), RedisPubSubChannelLayer)
     stop = loop_stop.seq
     batches = [loop_events[: stop - 20], loop_events[stop - 20 : stop], loop_events[stop : stop + 2]]
 
