@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
+from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
@@ -71,7 +72,21 @@ async def _permitted_session(consumer: AsyncJsonWebsocketConsumer, permitted: Ca
     return None
 
 
-class IngestConsumer(AsyncJsonWebsocketConsumer):
+class LiveConsumer(AsyncJsonWebsocketConsumer):
+    """channels' dispatch closes the old database connections before every
+    handler: a hop to the one shared sync thread for each message, the
+    busiest thing a loaded server did with live streams. These consumers reach
+    the database only through `database_sync_to_async` (which does the same
+    around each call) and the ingest thread, so they dispatch without it."""
+
+    async def dispatch(self, message: dict) -> None:
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"no handler for message type {message['type']}")
+        await handler(message)
+
+
+class IngestConsumer(LiveConsumer):
     async def connect(self) -> None:
         session = await _permitted_session(self, can_ingest)
         if session is None:
@@ -154,7 +169,7 @@ def _snapshot(session_id: int) -> list[dict]:
     return messages
 
 
-class ViewerConsumer(AsyncJsonWebsocketConsumer):
+class ViewerConsumer(LiveConsumer):
     async def connect(self) -> None:
         session = await _permitted_session(self, can_view)
         if session is None:
