@@ -385,6 +385,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         user, token = bench_user_token()
         sessions = live_sessions(user, sum(ramp))
+        env = {**env, "LOOPGUARD_TOKEN_DAILY_QUOTA": str(10**12)}  # the bench's one token sends millions of messages
         daphnes = [start_daphne(servers, env, logs / f"daphne-{n}.log") for n in range(args.servers)]
         print(
             f"{args.servers} daphne process(es) on {HOST}, ports {', '.join(str(port) for _, port in daphnes)};"
