@@ -13,23 +13,23 @@ candidate period must also satisfy ``p <= len(elements) // 2`` (the seed
 iterates p up to ``min(max_period, len // 2)``), so at least two whole copies
 are present. The smallest qualifying period wins.
 
-`PeriodTracker` is the incremental form: `push` costs O(max_period) and
-memory is O(max_period) elements, whatever the stream length. `find_period`
-is the seed's batch function, defined by pushing the list through a tracker,
-so both always agree.
+`PeriodTracker` is the incremental form: `push` costs O(max_period) at C
+speed plus O(live periods) in Python, and memory is O(max_period) elements,
+whatever the stream length. `find_period` is the seed's batch function,
+defined by pushing the list through a tracker, so both always agree.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Hashable, Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class PeriodRun:
+class PeriodRun(NamedTuple):
     """A periodic tail: `period` elements repeat; `length` elements are in the
-    run (the last `length` elements of what was pushed)."""
+    run (the last `length` elements of what was pushed). A tuple: one may be
+    made at every push, so it must be cheap to build."""
 
     period: int
     length: int
@@ -40,9 +40,19 @@ class PeriodRun:
 
 
 class PeriodTracker:
-    """Incremental period finder over a stream of hashable elements."""
+    """Incremental period finder over a stream of hashable elements.
 
-    __slots__ = ("max_period", "min_elements", "_recent", "_matches", "_live", "count")
+    A run of one element said again and again (the commonest loop: the same
+    line over and over) makes every period match. So the periods inside the
+    tail run of equal elements are kept implicitly: with `same` equal
+    elements at the tail, period p < same has exactly same - p matches (its
+    comparisons inside the run all hold, the one reaching past the run's
+    start fails). Only the other periods are kept, in `_matches`, so a push
+    costs a C-speed count over the window plus O(periods kept), not
+    O(max_period) in Python.
+    """
+
+    __slots__ = ("max_period", "min_elements", "_recent", "_matches", "_same", "count")
 
     def __init__(self, max_period: int = 50, min_elements: int = 6):
         if max_period < 1 or min_elements < 2:
@@ -50,39 +60,40 @@ class PeriodTracker:
         self.max_period = max_period
         self.min_elements = min_elements
         self._recent: deque = deque(maxlen=max_period)
-        # _matches[p-1]: consecutive tail elements equal to the one p back.
-        self._matches = [0] * max_period
-        self._live = False  # some period has matches (else _matches is all zeros)
-        self.count = 0
+        self.reset()
 
-    def push(self, element: Hashable) -> PeriodRun | None:
-        """Add one element; return the smallest-period run it completes, if any."""
-        recent, matches = self._recent, self._matches
-        if element not in recent:
-            # No element within max_period equals it (a C-speed scan): every
-            # run breaks, and no run can end here.
-            if self._live:
-                self._matches = [0] * self.max_period
-                self._live = False
-            recent.append(element)
-            self.count += 1
-            return None
-        self._live = True
+    def push(self, element: Hashable) -> None:
+        """Add one element (`current` tells the run it completes, if any)."""
+        recent = self._recent
         available = len(recent)
-        for p in range(1, self.max_period + 1):
-            if p <= available and recent[-p] == element:
-                matches[p - 1] += 1
-            else:
-                matches[p - 1] = 0
+        same = self._same + 1 if available and recent[-1] == element else 1
+        # Periods p >= same whose run goes on or starts: an equal element sits p
+        # back, before the tail run (those in it are the implicit periods).
+        before_run = available - min(same - 1, available)
+        copies = recent.count(element) - (available - before_run)
+        old, matches = self._matches, {}
+        i = -1
+        for _ in range(copies):
+            i = recent.index(element, i + 1, before_run)
+            p = available - i
+            matches[p] = old.get(p, 0) + 1
+        self._matches = matches
+        self._same = same
         recent.append(element)
         self.count += 1
-        return self.current()
 
     def current(self) -> PeriodRun | None:
         """The smallest-period run at the tail now, or None."""
         limit = min(self.max_period, self.count // 2)
-        for p in range(1, limit + 1):
-            m = self._matches[p - 1]
+        same = self._same
+        # Implicit periods: p < same has same - p matches, a run of `same`
+        # elements; the smallest, p = 1, qualifies whenever any of them does.
+        if same >= 2 and same >= self.min_elements and limit >= 1:
+            return PeriodRun(period=1, length=same)
+        for p in sorted(self._matches):
+            if p > limit:
+                break
+            m = self._matches[p]
             # m >= p: at least two whole copies, else a tail of p distinct
             # elements with no repeat at all would count as a run.
             if m >= p and m + p >= self.min_elements:
@@ -91,19 +102,17 @@ class PeriodTracker:
 
     def live_periods(self) -> list[int]:
         """The periods whose run goes on at the tail (matches > 0), smallest first."""
-        if not self._live:
-            return []
-        return [p for p, m in enumerate(self._matches, start=1) if m]
+        return [*range(1, min(self._same, self.max_period + 1)), *sorted(self._matches)]
 
     def run_length(self, period: int) -> int:
         """Elements in the current run of `period` (0 when none)."""
-        m = self._matches[period - 1]
+        m = self._same - period if period < self._same else self._matches.get(period, 0)
         return m + period if m else 0
 
     def reset(self) -> None:
         self._recent.clear()
-        self._matches = [0] * self.max_period
-        self._live = False
+        self._matches: dict[int, int] = {}  # period -> matches, for periods >= _same
+        self._same = 0  # equal elements at the tail
         self.count = 0
 
 

@@ -28,9 +28,9 @@ run grows; a broken run re-arms it.
 
 Cost: a chunk without a boundary is an append and a set-disjointness test;
 a boundary costs O(block) to build the key plus the period finder's push
-(O(block_max_period), or a C-speed scan only for a block not seen within
-`block_max_period`). Memory: the current block (at most `block_max_chars`)
-and a ring of recent blocks (bounded by the parameters).
+(a C-speed scan of the last `block_max_period` keys, plus O(live periods)).
+Memory: the current block (at most `block_max_chars`) and a ring of recent
+blocks (bounded by the parameters).
 """
 
 from __future__ import annotations
@@ -186,7 +186,7 @@ class BlockCycleFinder:
             self._pending = [raw]
             self._pending_len = 0
             return None
-        if LIST_NUMBER.fullmatch(raw):
+        if stripped[-1] == "." and LIST_NUMBER.fullmatch(raw):
             return None  # a list number ("12.") joins the block it numbers
         start = self._block_start
         self._pending = []
@@ -219,11 +219,14 @@ class BlockCycleFinder:
                 # No word: count only visible characters, so the blank inside of
                 # an ASCII-art box ("|        |") takes many rows to add up.
                 span, region_chars = len(copy_text) - len(WHITESPACE.findall(copy_text)), params.symbol_region_chars
+                # A divider is one line however many blank lines surround it.
+                one_line = "\n" in copy_text and "\n" not in copy_text.strip()
             else:
                 region_chars = params.block_region_chars
+                one_line = copy_text.count("\n") == 1
             # A single line said twice is common in code and tables; a passage
             # of several sentences or lines said twice is not.
-            min_copies = params.line_min_copies if copy_text.count("\n") == 1 else params.block_min_copies
+            min_copies = params.line_min_copies if one_line else params.block_min_copies
             needed = max(p * min_copies, -(-region_chars * p // max(span, 1)))
             if length < needed:
                 continue

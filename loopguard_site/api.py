@@ -2,7 +2,9 @@
 
 `api_view` authenticates (a bearer token, within its daily quota, or the
 browser's login session with CSRF on unsafe methods), checks the method, and
-turns `ApiError` into the contract's error body `{"error", "field", "line"}` with a 4xx status. Views
+turns `ApiError` into the contract's error body `{"error", "field", "line"}` with a 4xx status,
+as it does accounts.access's refusals (404 for what is not the caller's, 403
+for a role too low, 400/403 naming `project` for a project that cannot be used). Views
 stay a few lines: parse, call a service or selector, return `JsonResponse`.
 """
 
@@ -12,13 +14,14 @@ import functools
 import json
 from collections.abc import Callable
 
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.middleware.csrf import CsrfViewMiddleware
-from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
-from loopguard_site.accounts.auth import request_token_key, request_token_user
-from loopguard_site.accounts.quota import token_quota_take
+from loopguard_site.accounts.access import ProjectChoiceError
+from loopguard_site.accounts.auth import request_token_user
+from loopguard_site.accounts.quota import QUOTA_USED_UP, request_quota_take
 
 
 class ApiError(Exception):
@@ -54,9 +57,9 @@ def api_view(methods: tuple[str, ...] = ("GET",)) -> Callable:
             token_user = request_token_user(request)
             if token_user is not None:
                 request.user = token_user
-                retry_after = token_quota_take(token_key=request_token_key(request), now=timezone.now())
+                retry_after = request_quota_take(request)
                 if retry_after is not None:
-                    response = error_response("this token's daily quota is used up (LOOPGUARD_TOKEN_DAILY_QUOTA)", 429)
+                    response = error_response(QUOTA_USED_UP, 429)
                     response["Retry-After"] = str(retry_after)
                     return response
             elif not request.user.is_authenticated:
@@ -71,6 +74,12 @@ def api_view(methods: tuple[str, ...] = ("GET",)) -> Callable:
                 return view(request, *args, **kwargs)
             except ApiError as exc:
                 return error_response(str(exc), exc.status, field=exc.field, line=exc.line)
+            except ProjectChoiceError as exc:
+                return error_response(str(exc), exc.status, field=exc.field)
+            except Http404 as exc:
+                return error_response(str(exc), 404)
+            except PermissionDenied as exc:
+                return error_response(str(exc), 403)
 
         return wrapper
 

@@ -1,5 +1,6 @@
-"""Demo data for `loopguard lab --demo`: the sessions in fixtures/demo/ and an
-admin account `demo` with a fresh API token."""
+"""Demo data for `loopguard lab --demo`: the sessions in fixtures/demo/, in
+the project "default", and an admin account `demo` (a superuser, and an
+admin member of that project) with a fresh API token of it."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from detector.importers import parse_path
-from loopguard_site.accounts.models import ApiToken
-from loopguard_site.accounts.services import api_token_create, api_token_revoke
+from loopguard_site.accounts.models import ApiToken, Project, Role
+from loopguard_site.accounts.services import api_token_create, api_token_revoke, default_project, membership_set
 from loopguard_site.replay.services import replay_job_create
 from loopguard_site.transcripts.models import RawUpload
 from loopguard_site.transcripts.services import session_create_from_events
@@ -36,7 +37,7 @@ class DemoResult:
     replay_job: int | None  # the job replaying the sessions loaded now (None: nothing new)
 
 
-def demo_sessions_load(*, uploader, directory: Path = DEMO_DIR) -> tuple[list[int], int]:
+def demo_sessions_load(*, uploader, project: Project, directory: Path = DEMO_DIR) -> tuple[list[int], int]:
     """Store each demo file not stored yet (same name and bytes); returns
     (ids of the sessions stored now, count already present)."""
     loaded: list[int] = []
@@ -56,6 +57,7 @@ def demo_sessions_load(*, uploader, directory: Path = DEMO_DIR) -> tuple[list[in
             raw=raw,
             filename=path.name,
             uploader=uploader,
+            project=project,
             tags=[DEMO_TAG],
         )
         loaded.append(session.pk)
@@ -77,9 +79,13 @@ def demo_load(*, directory: Path = DEMO_DIR) -> DemoResult:
     # Only hashes are stored, so an old token cannot be printed again: replace it.
     for token in ApiToken.objects.filter(user=user, name=DEMO_TOKEN_NAME, revoked__isnull=True):
         api_token_revoke(token=token)
-    _, plaintext = api_token_create(user=user, name=DEMO_TOKEN_NAME)
-    loaded, present = demo_sessions_load(uploader=user, directory=directory)
-    job = replay_job_create(user=user, profiles=DEMO_PROFILES, session_ids=loaded) if loaded else None
+    project = default_project()
+    membership_set(user=user, project=project, role=Role.ADMIN)
+    _, plaintext = api_token_create(user=user, project=project, name=DEMO_TOKEN_NAME)
+    loaded, present = demo_sessions_load(uploader=user, project=project, directory=directory)
+    job = None
+    if loaded:
+        job = replay_job_create(user=user, project=project, profiles=DEMO_PROFILES, session_ids=loaded)
     return DemoResult(
         loaded=len(loaded), present=present, token=plaintext, password=password, replay_job=job.pk if job else None
     )

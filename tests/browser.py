@@ -9,7 +9,7 @@ then, in a test module (`login`, `wait_for` are plain helpers):
     from tests.browser import login, wait_for
 
     def test_page(chromium_driver, daphne_live_server, django_user_model):
-        user = django_user_model.objects.create_user("u")
+        user = member(django_user_model.objects.create_user("u"))
         login(chromium_driver, daphne_live_server.url, user)
         chromium_driver.get(daphne_live_server.url + "/")
 

@@ -2,10 +2,10 @@
 every lab process sees it: Django's cache (Redis in full mode; in embedded
 mode the one lab process's memory).
 
-A token may make LOOPGUARD_TOKEN_DAILY_QUOTA authenticated API calls a UTC
-day — HTTP requests and the messages of its live producer sockets alike —
-past it the call is refused (429 over HTTP, an error message on a socket). Its `Retry-After` follows the
-exponential backoff of detector/backoff.py (1, 2, 4, ... seconds for the
+A token may make LOOPGUARD_TOKEN_DAILY_QUOTA authenticated calls a UTC day,
+JSON API, OpenAI-compatible proxy and live producer socket messages
+together; past it the call is refused (429 over HTTP, an error message on a
+socket). Its `Retry-After` follows the exponential backoff of detector/backoff.py (1, 2, 4, ... seconds for the
 1st, 2nd, 3rd refusal of the day, no jitter: a client owns its key), and is
 never later than the next midnight, when the quota starts afresh. The
 counters are keyed by day, so nothing has to reset them; they expire after
@@ -19,10 +19,15 @@ import math
 
 from django.conf import settings
 from django.core.cache import cache
+from django.http import HttpRequest
+from django.utils import timezone
 
 from detector.backoff import backoff_seconds
 
+from .auth import request_token_key
+
 KEEP_SECONDS = 2 * 24 * 3600
+QUOTA_USED_UP = "this token's daily quota is used up (LOOPGUARD_TOKEN_DAILY_QUOTA)"
 
 
 def _count(key: str, calls: int) -> int:
@@ -50,3 +55,8 @@ def token_quota_take_many(*, token_key: str, calls: int, now: datetime.datetime)
     midnight = datetime.datetime.combine(day + datetime.timedelta(days=1), datetime.time(), datetime.UTC)
     until_reset = (midnight - now).total_seconds()
     return allowed, max(1, math.ceil(min(backoff_seconds(refusals), until_reset)))
+
+
+def request_quota_take(request: HttpRequest) -> int | None:
+    """`token_quota_take` for the bearer token of a request that carries one."""
+    return token_quota_take(token_key=request_token_key(request), now=timezone.now())

@@ -3,16 +3,31 @@ from __future__ import annotations
 from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 
-from .models import ApiToken
+from .constants import DEFAULT_PROJECT
+from .models import ApiToken, Membership, Project
 from .tokens import DISPLAY_LENGTH, new_token, token_hash
 
 
-def api_token_create(*, user: AbstractBaseUser, name: str) -> tuple[ApiToken, str]:
-    """A new token for `user`; returns it with its plaintext, which is not
-    stored anywhere and cannot be shown again."""
+def default_project() -> Project:
+    """The project "default" (the migrations create it; an empty database gets it here)."""
+    return Project.objects.get_or_create(name=DEFAULT_PROJECT)[0]
+
+
+def membership_set(*, user: AbstractBaseUser, project: Project, role: str) -> Membership:
+    """Make `user` a member of `project` with `role` (replacing their earlier role)."""
+    return Membership.objects.update_or_create(user=user, project=project, defaults={"role": role})[0]
+
+
+def membership_remove(*, user: AbstractBaseUser, project: Project) -> None:
+    Membership.objects.filter(user=user, project=project).delete()
+
+
+def api_token_create(*, user: AbstractBaseUser, project: Project, name: str) -> tuple[ApiToken, str]:
+    """A new token of `project`, created by `user`; returns it with its
+    plaintext, which is not stored anywhere and cannot be shown again."""
     plaintext = new_token()
     token = ApiToken.objects.create(
-        user=user, name=name, token_hash=token_hash(plaintext), prefix=plaintext[:DISPLAY_LENGTH]
+        user=user, project=project, name=name, token_hash=token_hash(plaintext), prefix=plaintext[:DISPLAY_LENGTH]
     )
     return token, plaintext
 

@@ -1,15 +1,21 @@
-"""The API token page: a user's tokens, a new one (its plaintext shown on
-this one answer only), and revocation."""
+"""The API token page (the tokens of the projects the user administers, a
+new one with its plaintext shown on this one answer only, revocation) and
+the projects page (the user's projects and roles; an admin sets members' roles)."""
 
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from .selectors import api_token_of_user, api_tokens_of_user
-from .services import api_token_create, api_token_revoke
+from .access import ProjectChoiceError, has_role, object_for, project_for, project_role, projects_with_role
+from .models import ApiToken, Project, Role
+from .selectors import api_tokens_managed_by, project_members, user_named
+from .services import api_token_create, api_token_revoke, membership_remove, membership_set
+
+NO_ROLE = "none"  # the members form's choice that removes a member
 
 NAME_MAX = 100
 
@@ -17,22 +23,64 @@ NAME_MAX = 100
 @login_required
 @require_http_methods(["GET", "POST"])
 def token_list(request: HttpRequest) -> HttpResponse:
-    context = {"created": None, "plaintext": None, "error": None}
+    context = {"created": None, "plaintext": None, "error": None, "values": request.POST}
+    status = 200
     if request.method == "POST":
         name = request.POST.get("name", "").strip()
-        if not name or len(name) > NAME_MAX:
-            context["error"] = f"give the token a name of 1 to {NAME_MAX} characters"
+        try:
+            project = project_for(request.user, request.POST.get("project"), Role.ADMIN)
+        except ProjectChoiceError as exc:
+            if exc.status == 403:
+                raise PermissionDenied(str(exc)) from exc
+            context["error"] = f"project: {exc}"
         else:
-            context["created"], context["plaintext"] = api_token_create(user=request.user, name=name)
-    context["tokens"] = api_tokens_of_user(request.user)
-    return render(request, "accounts/tokens.html", context, status=400 if context["error"] else 200)
+            if not name or len(name) > NAME_MAX:
+                context["error"] = f"give the token a name of 1 to {NAME_MAX} characters"
+            else:
+                context["created"], context["plaintext"] = api_token_create(
+                    user=request.user, project=project, name=name
+                )
+        status = 400 if context["error"] else 200
+    context["tokens"] = api_tokens_managed_by(request.user)
+    context["projects"] = projects_with_role(request.user, Role.ADMIN)
+    return render(request, "accounts/tokens.html", context, status=status)
 
 
 @login_required
 @require_POST
 def token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
-    token = api_token_of_user(request.user, token_id)
-    if token is None:
-        raise Http404(f"no token {token_id} of yours")
+    token = object_for(request.user, ApiToken.objects.all(), token_id, role=Role.ADMIN, noun="token")
     api_token_revoke(token=token)
     return redirect("accounts:tokens")
+
+
+@login_required
+@require_http_methods(["GET"])
+def project_list(request: HttpRequest) -> HttpResponse:
+    rows = []
+    for project in projects_with_role(request.user, Role.VIEWER):
+        admin = has_role(request.user, project.pk, Role.ADMIN)
+        rows.append((project, project_role(request.user, project.pk), project_members(project) if admin else None))
+    return render(request, "accounts/projects.html", {"rows": rows, "roles": [*Role.values, NO_ROLE]})
+
+
+@login_required
+@require_POST
+def project_member_set(request: HttpRequest, project_id: int) -> HttpResponse:
+    """`username` and `role` (viewer, reviewer, admin, or none to remove them), by an admin of the project."""
+    project = object_for(
+        request.user, Project.objects.all(), project_id, role=Role.ADMIN, noun="project", project_field="pk"
+    )
+    username, role = request.POST.get("username", "").strip(), request.POST.get("role", "")
+    user = user_named(username)
+    if user is None:
+        return HttpResponse(f"username: no user {username!r}", status=400, content_type="text/plain")
+    if role == NO_ROLE:
+        membership_remove(user=user, project=project)
+    elif role in Role.values:
+        membership_set(user=user, project=project, role=role)
+    else:
+        return HttpResponse(
+            f"role: one of {', '.join(Role.values)} or {NO_ROLE}", status=400, content_type="text/plain"
+        )
+    return redirect("accounts:projects")

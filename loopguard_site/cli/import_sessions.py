@@ -1,5 +1,5 @@
-"""`loopguard import PATH... [--format NAME] [--title T] [--tag T] [--user NAME]`:
-bulk-load transcripts into the lab's database.
+"""`loopguard import PATH... [--format NAME] [--title T] [--tag T] [--user NAME] [--project P]`:
+bulk-load transcripts into a project (default: "default") of the lab's database.
 
 Directories are walked recursively (hidden files and folders skipped), zips
 are expanded, and every file gets its own outcome line on stdout:
@@ -7,7 +7,7 @@ are expanded, and every file gets its own outcome line on stdout:
 The work is the upload page's and the API's: `sessions_import_upload`.
 
 Exit status: 0 every file imported, 1 some failed, 2 usage (no files found,
-an unknown user, a bad tag).
+an unknown user or project, a bad tag).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from detector.importers import FORMATS
+from loopguard_site.accounts.constants import DEFAULT_PROJECT
 
 HELP = "import transcript files, directories or zips into the lab (one outcome line per file)"
 
@@ -29,6 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--title", default="", help="title for every imported session (default: from the file)")
     parser.add_argument("--tag", action="append", default=[], metavar="T", help="tag the sessions (repeatable)")
     parser.add_argument("--user", default=None, metavar="NAME", help="record this user as the uploader")
+    parser.add_argument(
+        "--project", default=DEFAULT_PROJECT, metavar="NAME", help=f"the sessions' project (default: {DEFAULT_PROJECT})"
+    )
 
 
 def _files(paths: list[str]) -> Iterator[Path]:
@@ -53,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
     django.setup()
     from django.contrib.auth import get_user_model
 
+    from loopguard_site.accounts.selectors import project_named
     from loopguard_site.transcripts.services import clean_tags, sessions_import_upload
 
     try:
@@ -66,6 +71,10 @@ def run(args: argparse.Namespace) -> int:
         if uploader is None:
             print(f"loopguard import: --user: no user {args.user!r}", file=sys.stderr)
             return 2
+    project = project_named(args.project)
+    if project is None:
+        print(f"loopguard import: --project: no project {args.project!r}", file=sys.stderr)
+        return 2
     files = list(_files(args.paths))
     if not files:
         print("loopguard import: no files found under " + ", ".join(args.paths), file=sys.stderr)
@@ -73,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     failed = 0
     for path in files:
         outcomes = sessions_import_upload(
-            [_path_upload(path)], fmt=args.format, uploader=uploader, title=args.title, tags=tags
+            [_path_upload(path)], fmt=args.format, uploader=uploader, project=project, title=args.title, tags=tags
         )
         for outcome in outcomes:
             print(outcome.line(), flush=True)

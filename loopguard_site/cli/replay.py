@@ -1,13 +1,13 @@
-"""`loopguard replay (SESSION_ID... | --all [--model M] [--format F] [--tag T]) [--profile NAME]...`:
-replay stored sessions through profiles in this process, without Celery.
+"""`loopguard replay (SESSION_ID... | --all [--model M] [--format F] [--tag T]) [--profile NAME]... [--project P]`:
+replay stored sessions of a project (default: "default") through profiles in this process, without Celery.
 
 Each session × profile is replayed by `replay_session`, as a replay job's
 task would, and its stored results are replaced. One line per pair on
 stdout: ``session N × PROFILE: D detections[, first DETECTOR/TYPE on CHANNEL
 at A (loop from S, C after it)]``.
 
-Exit status: 0 no loop found, 1 a loop found, 2 usage (an unknown profile or
-session, nothing selected) or a session that cannot be replayed.
+Exit status: 0 no loop found, 1 a loop found, 2 usage (an unknown project,
+profile or session, nothing selected) or a session that cannot be replayed.
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from loopguard_site.accounts.constants import DEFAULT_PROJECT
+
 if TYPE_CHECKING:  # Django loads only inside run()
     from loopguard_site.replay.services import ReplaySummary
-
 HELP = "replay stored sessions through profiles (in this process) and store the results"
 
 
@@ -30,6 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", default="", help="with --all: sessions imported from this format")
     parser.add_argument("--tag", default="", help="with --all: sessions with this tag")
     parser.add_argument(
+        "--project", default=DEFAULT_PROJECT, help=f"the sessions' project (default: {DEFAULT_PROJECT})"
+    )
+    parser.add_argument(
         "--profile", action="append", default=None, metavar="NAME", help="profile (repeatable; default: default)"
     )
 
@@ -39,8 +43,14 @@ def run(args: argparse.Namespace) -> int:
     import django
 
     django.setup()
+    from loopguard_site.accounts.selectors import project_named
     from loopguard_site.replay.services import ReplayError, ReplayRequestError, replay_session, replay_targets
     from loopguard_site.transcripts.models import Session
+
+    project = project_named(args.project)
+    if project is None:
+        print(f"loopguard replay: --project: no project {args.project!r}", file=sys.stderr)
+        return 2
 
     if args.all == bool(args.sessions):
         print("loopguard replay: give session ids or --all, not both", file=sys.stderr)
@@ -48,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
     session_filter = {key: getattr(args, key) for key in ("model", "format", "tag") if getattr(args, key)}
     try:
         chosen, profiles, _ = replay_targets(
+            project_id=project.pk,
             profiles=args.profile or ["default"],
             session_ids=None if args.all else args.sessions,
             all_sessions=args.all,

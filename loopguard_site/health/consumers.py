@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
+from loopguard_site.accounts.access import CLOSE_UNAUTHENTICATED
+
 GROUP = "health.ping"
 
 
 class PingConsumer(AsyncJsonWebsocketConsumer):
     async def connect(self) -> None:
         if not self.scope["user"].is_authenticated:
-            await self.close(code=4401)
+            await self.close(code=CLOSE_UNAUTHENTICATED)
             return
         await self.channel_layer.group_add(GROUP, self.channel_name)
         await self.accept()

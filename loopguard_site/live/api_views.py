@@ -7,11 +7,13 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
+from loopguard_site.accounts.access import require_ingest, sessions_visible_to
 from loopguard_site.api import ApiError, api_view, json_body
 from loopguard_site.transcripts.api_views import session_events_list
+from loopguard_site.transcripts.selectors import session_for
 
 from .protocol import ProtocolError, parse_message
-from .selectors import can_ingest, dashboard_rows, live_session_get
+from .selectors import dashboard_rows
 from .services import live_ingest, live_session_close
 
 
@@ -26,11 +28,7 @@ def session_events(request: HttpRequest, pk: int) -> HttpResponse:
 def session_events_post(request: HttpRequest, pk: int) -> JsonResponse:
     """`{"seq": N, "events": [...]}` -> `{"ack": N, "detections": [...], "state"}`;
     `{"close": true}` -> `{"ack": LAST_ACKED, "detections": [], "state": "closed"}`."""
-    session = live_session_get(pk)
-    if session is None:
-        raise ApiError(f"no session {pk}", status=404)
-    if not can_ingest(request.user, session):
-        raise ApiError(f"session {pk} is not yours to stream into", status=403)
+    require_ingest(request.user, session_for(request.user, pk))
     try:
         message = parse_message(json_body(request))
         if message.seq is None:
@@ -45,4 +43,4 @@ def session_events_post(request: HttpRequest, pk: int) -> JsonResponse:
 @api_view()
 def live_sessions(request: HttpRequest) -> JsonResponse:
     """`GET /api/live/sessions`: the dashboard's rows, newest first."""
-    return JsonResponse({"results": dashboard_rows()})
+    return JsonResponse({"results": dashboard_rows(sessions_visible_to(request.user))})

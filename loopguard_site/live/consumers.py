@@ -15,8 +15,10 @@ takes over and the older is closed with code 4409.
 
 `/ws/sessions/<id>`, the viewers': a snapshot (`{"state"}`, the stored
 events in chunks, the detections), then every message of the session's group.
-Close codes: 4401 not signed in, 4403 not allowed, 4404 no such session,
-4409 a session that takes no events (ingest) or a producer replaced.
+Close codes: 4401 not signed in, 4403 not allowed (accounts.access: a role
+too low, another's session to stream into), 4404 no such session (or one of
+a project the user does not reach), 4409 a session that takes no events
+(ingest) or a producer replaced.
 """
 
 from __future__ import annotations
@@ -27,26 +29,19 @@ from collections.abc import Callable
 from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
 
+from loopguard_site.accounts.access import CLOSE_UNAUTHENTICATED, close_code, require_ingest
 from loopguard_site.transcripts.models import Session
+from loopguard_site.transcripts.selectors import session_for
 
 from .ingest_worker import socket_ingest
 from .messages import producer_group, send_producer_taken, viewer_group
 from .protocol import ProtocolError, parse_message
-from .selectors import (
-    OPEN_STATES,
-    acked_seq,
-    can_ingest,
-    can_view,
-    event_chunks,
-    live_detections,
-    live_session_get,
-)
+from .selectors import OPEN_STATES, acked_seq, event_chunks, live_detections, live_session_get
 from .services import IngestRequest, live_detection_dict, live_session_close
 
-CLOSE_UNAUTHENTICATED = 4401
-CLOSE_FORBIDDEN = 4403
-CLOSE_NOT_FOUND = 4404
 CLOSE_CONFLICT = 4409
 
 
@@ -54,22 +49,26 @@ def _reject_constant(name: str) -> float:
     raise ValueError(f"{name} is not JSON")
 
 
-async def _permitted_session(consumer: AsyncJsonWebsocketConsumer, permitted: Callable) -> Session | None:
-    """The URL's session if the socket's user is `permitted(user, session)`;
-    otherwise None, the socket closed with the code saying why."""
+def _session_to_ingest(user, session_id: int) -> Session:
+    session = session_for(user, session_id)
+    require_ingest(user, session)
+    return session
+
+
+async def _permitted_session(consumer: AsyncJsonWebsocketConsumer, session_for_user: Callable) -> Session | None:
+    """The URL's session, as `session_for_user(user, id)` (accounts.access)
+    lets the socket's user have it; otherwise None, the socket closed with
+    the code saying why."""
     user = consumer.scope["user"]
-    session = None
-    if user.is_authenticated:
-        session = await database_sync_to_async(live_session_get)(consumer.scope["url_route"]["kwargs"]["session_id"])
     if not user.is_authenticated:
         await consumer.close(code=CLOSE_UNAUTHENTICATED)
-    elif session is None:
-        await consumer.close(code=CLOSE_NOT_FOUND)
-    elif not permitted(user, session):
-        await consumer.close(code=CLOSE_FORBIDDEN)
-    else:
-        return session
-    return None
+        return None
+    session_id = consumer.scope["url_route"]["kwargs"]["session_id"]
+    try:
+        return await database_sync_to_async(session_for_user)(user, session_id)
+    except (Http404, PermissionDenied) as refusal:
+        await consumer.close(code=close_code(refusal))
+        return None
 
 
 class LiveConsumer(AsyncJsonWebsocketConsumer):
@@ -88,7 +87,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
 
 class IngestConsumer(LiveConsumer):
     async def connect(self) -> None:
-        session = await _permitted_session(self, can_ingest)
+        session = await _permitted_session(self, _session_to_ingest)
         if session is None:
             return
         if session.state not in OPEN_STATES:
@@ -171,7 +170,7 @@ def _snapshot(session_id: int) -> list[dict]:
 
 class ViewerConsumer(LiveConsumer):
     async def connect(self) -> None:
-        session = await _permitted_session(self, can_view)
+        session = await _permitted_session(self, session_for)
         if session is None:
             return
         session_id = session.pk

@@ -1,13 +1,12 @@
-"""Reads of live sessions: who may do what, the viewer's snapshot, the
-dashboard's rows and the sessions the stalled sweep looks at."""
+"""Reads of live sessions: the viewer's snapshot, the dashboard's rows and
+the sessions the stalled sweep looks at (who may do what: accounts.access)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import datetime
 
-from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import F, OuterRef, Q, Subquery
+from django.db.models import F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from loopguard_site.replay.models import Detection
@@ -23,16 +22,6 @@ DASHBOARD_LIMIT = 200
 
 def live_session_get(session_id: int) -> Session | None:
     return Session.objects.filter(pk=session_id).first()
-
-
-def can_ingest(user: AbstractBaseUser, session: Session) -> bool:
-    """The producer must be the session's creator (or staff)."""
-    return bool(user.is_authenticated and (user.is_staff or session.uploader_id == user.pk))
-
-
-def can_view(user: AbstractBaseUser, session: Session) -> bool:
-    """Any signed-in user may watch, as any may read the sessions API."""
-    return bool(user.is_authenticated)
 
 
 def acked_seq(session_id: int) -> int:
@@ -73,12 +62,13 @@ def tick_candidate_ids() -> list[int]:
     return list(sessions.order_by("pk").values_list("pk", flat=True))
 
 
-def dashboard_rows() -> list[dict]:
-    """Sessions that were ever live (newest first): state, last event time,
-    and their first detection (of the session's profile), for the dashboard."""
+def dashboard_rows(among: QuerySet[Session]) -> list[dict]:
+    """Sessions of `among` (a user's: accounts.access.sessions_visible_to)
+    that were ever live (newest first): state, last event time, and their
+    first detection (of the session's profile), for the dashboard."""
     first = Detection.objects.filter(session=OuterRef("pk"), profile=OuterRef("profile")).order_by("event_seq", "id")
     sessions = (
-        Session.objects.filter(~Q(state=Session.State.STORED))
+        among.filter(~Q(state=Session.State.STORED))
         .annotate(
             last_event_at=F("live_stream__last_event_at"),
             first_type=Subquery(first.values("type")[:1]),

@@ -49,7 +49,7 @@ from django.utils import timezone
 from detector.detection import Checkpoint
 from detector.detection import Detection as Found
 from detector.monitor import Monitor
-from loopguard_site.accounts.quota import token_quota_take_many
+from loopguard_site.accounts.quota import QUOTA_USED_UP, token_quota_take_many
 from loopguard_site.replay.models import CheckpointEvaluation, Detection
 from loopguard_site.replay.selectors import detection_to_dict, replay_config
 from loopguard_site.transcripts.event_rows import numbered_events_insert
@@ -259,7 +259,7 @@ def _within_quota(requests: Sequence[IngestRequest], now: datetime) -> dict[int,
         allowed, retry_after = token_quota_take_many(token_key=token_key, calls=len(indexes), now=now)
         for index in indexes[allowed:]:
             refused[index] = ProtocolError(
-                f"this token's daily quota is used up (LOOPGUARD_TOKEN_DAILY_QUOTA); retry in {retry_after} s",
+                f"{QUOTA_USED_UP}; retry in {retry_after} s",
                 status=429,
                 retry_after=retry_after,
             )

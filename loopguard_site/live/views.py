@@ -1,21 +1,18 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
 from loopguard_site.timeline.charts import timeline_figure
 from loopguard_site.timeline.selectors import session_checkpoint_rows, session_detection_rows, session_streams
-
-from .selectors import live_session_get
+from loopguard_site.transcripts.selectors import session_for
 
 
 @login_required
 def live_session(request: HttpRequest, pk: int) -> HttpResponse:
     """The page of a session that follows it live over `/ws/sessions/<id>`."""
-    session = live_session_get(pk)
-    if session is None:
-        raise Http404(f"no session {pk}")
+    session = session_for(request.user, pk)
     return render(request, "live/live_session.html", {"session": session})
 
 
@@ -24,9 +21,7 @@ def live_timeline(request: HttpRequest, pk: int) -> JsonResponse:
     """The session page's timeline figure (timeline.charts) of the session so
     far, with its own profile's detections: the live page redraws it as the
     stream grows."""
-    session = live_session_get(pk)
-    if session is None:
-        raise Http404(f"no session {pk}")
+    session = session_for(request.user, pk)
     detections = session_detection_rows(session_id=pk, profile=session.profile)
     checkpoints = session_checkpoint_rows(session_id=pk, profile=session.profile)
     return JsonResponse(timeline_figure(session_streams(session), detections, checkpoints, axis="offset"))

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
+from loopguard_site.accounts.access import project_for
+from loopguard_site.accounts.models import Role
 from loopguard_site.api import ApiError, api_view, json_body
 
 from .diff import profile_diff
-from .models import ProfileVersion, TuningJob
-from .selectors import latest_versions, profile_version_get, tuning_job_get, tuning_progress
+from .models import ProfileVersion
+from .selectors import latest_versions, tuning_job_for, tuning_progress, versions_visible_to
 from .services import ProfileError, profile_from_tuning, profiles_export, profiles_import, tuning_job_create
 
 CONTENT_TYPES = {"toml": "application/toml", "json": "application/json"}
@@ -25,14 +27,14 @@ def _api_error(exc: ProfileError) -> ApiError:
 
 @api_view(("GET",))
 def profile_list(request: HttpRequest) -> JsonResponse:
-    return JsonResponse({"profiles": [_summary(v) for v in latest_versions()]})
+    return JsonResponse({"profiles": [_summary(v) for v in latest_versions(versions_visible_to(request.user))]})
 
 
 @api_view(("GET",))
 def profile_export(request: HttpRequest) -> HttpResponse:
     fmt = request.GET.get("format", "toml")
     try:
-        text = profiles_export(fmt=fmt)
+        text = profiles_export(versions=versions_visible_to(request.user), fmt=fmt)
     except ProfileError as exc:
         raise _api_error(exc) from exc
     response = HttpResponse(text, content_type=f"{CONTENT_TYPES[fmt]}; charset=utf-8")
@@ -42,21 +44,28 @@ def profile_export(request: HttpRequest) -> HttpResponse:
 
 @api_view(("POST",))
 def profile_import(request: HttpRequest) -> JsonResponse:
-    upload = request.FILES.get("file")
-    raw = upload.read() if upload is not None else request.body
+    project = project_for(request.user, request.GET.get("project"), Role.ADMIN)  # the body is the file
+    if request.content_type == "multipart/form-data":  # its body is read as the form: the file is a field
+        upload = request.FILES.get("file")
+        if upload is None:
+            raise ApiError("no file: send the config file as a multipart field named 'file'", field="file")
+        raw = upload.read()
+    else:
+        raw = request.body
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ApiError("the file is not UTF-8 text") from exc
     try:
-        versions = profiles_import(text=text, user=request.user, fmt=request.GET.get("format") or None)
+        versions = profiles_import(text=text, project=project, user=request.user, fmt=request.GET.get("format") or None)
     except ProfileError as exc:
         raise _api_error(exc) from exc
     return JsonResponse({"profiles": [_summary(v) for v in versions]}, status=201)
 
 
-def _version(name: str, number: object, field: str) -> ProfileVersion:
-    version = profile_version_get(name, int(number)) if str(number).isdigit() else None
+def _version(request: HttpRequest, name: str, number: object, field: str) -> ProfileVersion:
+    versions = versions_visible_to(request.user).filter(name=name)
+    version = versions.filter(version=int(number)).first() if str(number).isdigit() else None
     if version is None:
         raise ApiError(f"profile {name!r} has no version {number}", status=404, field=field)
     return version
@@ -64,15 +73,8 @@ def _version(name: str, number: object, field: str) -> ProfileVersion:
 
 @api_view(("GET",))
 def profile_diff_view(request: HttpRequest, name: str) -> JsonResponse:
-    old, new = _version(name, request.GET.get("a"), "a"), _version(name, request.GET.get("b"), "b")
+    old, new = _version(request, name, request.GET.get("a"), "a"), _version(request, name, request.GET.get("b"), "b")
     return JsonResponse({"name": name, "a": old.version, "b": new.version, "diff": profile_diff(old.table, new.table)})
-
-
-def _job(job_id: int) -> TuningJob:
-    job = tuning_job_get(job_id)
-    if job is None:
-        raise ApiError(f"no tuning job with id {job_id}", status=404)
-    return job
 
 
 @api_view(("POST",))
@@ -81,6 +83,7 @@ def tuning_create(request: HttpRequest) -> JsonResponse:
     try:
         job = tuning_job_create(
             user=request.user,
+            project=project_for(request.user, body.get("project"), Role.ADMIN),
             model_glob=body.get("model"),
             base_profile=body.get("profile"),
             fp_budget=body.get("fp_budget", 0),
@@ -92,15 +95,19 @@ def tuning_create(request: HttpRequest) -> JsonResponse:
 
 @api_view(("GET",))
 def tuning_detail(request: HttpRequest, job_id: int) -> JsonResponse:
-    return JsonResponse(tuning_progress(_job(job_id)))
+    return JsonResponse(tuning_progress(tuning_job_for(request.user, job_id)))
 
 
 @api_view(("POST",))
 def tuning_save(request: HttpRequest, job_id: int) -> JsonResponse:
+    job = tuning_job_for(request.user, job_id, Role.ADMIN)  # first: another project's job is no job
     body = json_body(request)
     try:
         version = profile_from_tuning(
-            job=_job(job_id), name=body.get("name"), models=body.get("models"), user=request.user
+            job=job,
+            name=body.get("name"),
+            models=body.get("models"),
+            user=request.user,
         )
     except ProfileError as exc:
         raise _api_error(exc) from exc

@@ -1,13 +1,12 @@
 """Messages to a tuning job's WebSocket group (`/ws/tuning/<id>`), as the
 replay app does it: the payload is declared here and `send_tuning_progress`
-is the only code that calls the channel layer for tuning jobs."""
+is the only code that sends tuning messages (through loopguard_site.jobs)."""
 
 from __future__ import annotations
 
 from typing import TypedDict
 
-from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
+from loopguard_site.jobs import send_job_progress_to
 
 from .models import TuningJob
 
@@ -28,7 +27,5 @@ def tuning_job_progress(job: TuningJob) -> TuningProgress:
 
 
 def send_tuning_progress(job: TuningJob) -> None:
-    """Tell every socket watching the job its current counters."""
-    async_to_sync(get_channel_layer().group_send)(
-        tuning_group(job.pk), {"type": "tuning.progress", "progress": tuning_job_progress(job)}
-    )
+    """Tell every socket watching the job its current counters (best effort)."""
+    send_job_progress_to(tuning_group(job.pk), tuning_job_progress(job))

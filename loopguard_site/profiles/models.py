@@ -11,6 +11,8 @@ import json
 from django.conf import settings
 from django.db import models
 
+from loopguard_site.accounts.models import Project
+
 
 class TuningJob(models.Model):
     class State(models.TextChoices):
@@ -20,6 +22,8 @@ class TuningJob(models.Model):
         FAILED = "failed"
 
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    # whose labelled sessions it tunes on
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="tuning_jobs")
     created = models.DateTimeField(auto_now_add=True)
     model_glob = models.CharField(max_length=200, help_text="sessions whose model matches are tuned on")
     base_profile = models.CharField(max_length=100)
@@ -41,6 +45,11 @@ class TuningJob(models.Model):
 
 
 class ProfileVersion(models.Model):
+    """A version of a stored profile. The profile belongs to one project,
+    the only one that sees and replays it; its name is unique in the lab all
+    the same, so a detection's `profile` names one table wherever it is read."""
+
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="profile_versions")
     name = models.CharField(max_length=100)
     version = models.PositiveIntegerField()
     # JSON text, not a JSONField: PostgreSQL's jsonb does not keep key order,

@@ -8,11 +8,12 @@ import re
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import Max
+from django.db.models import Max, QuerySet
 from django.utils import timezone
 
 from detector.config import BUILTIN_PROFILES, Profile, builtin_config, dump_config, loads_config, parse_config
 from detector.params import ConfigError
+from loopguard_site.accounts.models import Project
 
 from .messages import send_tuning_progress
 from .models import ProfileVersion, TuningJob
@@ -42,16 +43,27 @@ def _checked_name(name: object) -> str:
 
 
 def profile_version_create(
-    *, profile: Profile, name: str, user: AbstractBaseUser | None, origin: str, tuning_job: TuningJob | None = None
+    *,
+    profile: Profile,
+    name: str,
+    project: Project,
+    user: AbstractBaseUser | None,
+    origin: str,
+    tuning_job: TuningJob | None = None,
 ) -> ProfileVersion:
-    """A new version of the stored profile `name` holding `profile`'s table."""
+    """A new version of the project's stored profile `name` holding
+    `profile`'s table. Names are unique in the lab: another project's name
+    is refused."""
     name = _checked_name(name)
+    if ProfileVersion.objects.filter(name=name).exclude(project=project).exists():
+        raise ProfileError(f"the name {name!r} is taken; choose another", field="name")
     table = {key: value for key, value in profile.to_dict().items() if key != "version"}
     for _ in range(3):  # two savers racing for one version number: the loser retries
         try:
             with transaction.atomic():
                 latest = ProfileVersion.objects.filter(name=name).aggregate(v=Max("version"))["v"] or 0
                 return ProfileVersion.objects.create(
+                    project=project,
                     name=name,
                     version=latest + 1,
                     table_json=json.dumps(table),
@@ -67,8 +79,8 @@ def profile_version_create(
 def profile_from_tuning(
     *, job: TuningJob, name: str, models: list[str] | None, user: AbstractBaseUser | None
 ) -> ProfileVersion:
-    """Store a finished tuning job's profile as a new version of `name`,
-    selected for `models` (default: the job's model glob)."""
+    """Store a finished tuning job's profile as a new version of `name` in
+    the job's project, selected for `models` (default: the job's model glob)."""
     if job.state != TuningJob.State.DONE or not job.result:
         raise ProfileError(f"tuning job {job.pk} has not finished", field="job")
     models = [job.model_glob] if models is None else models
@@ -82,7 +94,9 @@ def profile_from_tuning(
         profile = loads_config_table(name, table)
     except ConfigError as exc:
         raise ProfileError(str(exc), field="profile") from exc
-    return profile_version_create(profile=profile, name=name, user=user, origin="tuning", tuning_job=job)
+    return profile_version_create(
+        profile=profile, name=name, project=job.project, user=user, origin="tuning", tuning_job=job
+    )
 
 
 def loads_config_table(name: str, table: dict) -> Profile:
@@ -90,9 +104,11 @@ def loads_config_table(name: str, table: dict) -> Profile:
     return parse_config({"profiles": {name: table}}).select(name)
 
 
-def profiles_import(*, text: str, user: AbstractBaseUser | None, fmt: str | None = None) -> list[ProfileVersion]:
+def profiles_import(
+    *, text: str, project: Project, user: AbstractBaseUser | None, fmt: str | None = None
+) -> list[ProfileVersion]:
     """Every profile of a config file (TOML or JSON; `fmt` None guesses)
-    stored as a new version, all or none."""
+    stored as a new version in `project`, all or none."""
     if fmt is not None and fmt not in EXPORT_FORMATS:
         raise ProfileError(f"format must be toml or json, not {fmt!r}", field="format")
     try:
@@ -106,32 +122,42 @@ def profiles_import(*, text: str, user: AbstractBaseUser | None, fmt: str | None
         raise ProfileError("the file defines no profile")
     with transaction.atomic():
         return [
-            profile_version_create(profile=profile, name=name, user=user, origin="import")
+            profile_version_create(profile=profile, name=name, project=project, user=user, origin="import")
             for name, profile in chosen.items()
         ]
 
 
-def profiles_export(*, fmt: str) -> str:
-    """The latest version of every stored profile as one config file."""
+def profiles_export(*, versions: QuerySet[ProfileVersion], fmt: str) -> str:
+    """The latest of `versions` (a user's: selectors.versions_visible_to) of
+    every stored profile as one config file."""
     if fmt not in EXPORT_FORMATS:
         raise ProfileError(f"format must be toml or json, not {fmt!r}", field="format")
-    return dump_config(stored_config(), fmt)
+    return dump_config(stored_config(versions), fmt)
 
 
 def tuning_job_create(
-    *, user: AbstractBaseUser | None, model_glob: object, base_profile: object, fp_budget: object = 0
+    *,
+    user: AbstractBaseUser | None,
+    project: Project,
+    model_glob: object,
+    base_profile: object,
+    fp_budget: object = 0,
 ) -> TuningJob:
-    """A tuning job, enqueued once committed."""
+    """A tuning job on the project's labelled sessions, enqueued once committed."""
     if not isinstance(model_glob, str) or not model_glob.strip():
         raise ProfileError('"model" must be a model name or glob', field="model")
-    known = profiles_config().profiles
+    known = profiles_config(project.pk).profiles
     if base_profile not in known:
         raise ProfileError(f"unknown profile {base_profile!r} (known: {', '.join(known)})", field="profile")
     if isinstance(fp_budget, bool) or not isinstance(fp_budget, int) or fp_budget < 0:
         raise ProfileError('"fp_budget" must be a whole number, at least 0', field="fp_budget")
     with transaction.atomic():
         job = TuningJob.objects.create(
-            created_by=user, model_glob=model_glob.strip(), base_profile=base_profile, fp_budget=fp_budget
+            created_by=user,
+            project=project,
+            model_glob=model_glob.strip(),
+            base_profile=base_profile,
+            fp_budget=fp_budget,
         )
         transaction.on_commit(lambda: _enqueue(job.pk))
     return job
@@ -157,8 +183,8 @@ def tuning_job_execute(*, job_id: int) -> None:
         return
     job = TuningJob.objects.get(pk=job_id)
     try:
-        base = profiles_config().select(job.base_profile)
-        streams = labelled_streams(job.model_glob)
+        base = profiles_config(job.project_id).select(job.base_profile)
+        streams = labelled_streams(job.project_id, job.model_glob)
         if not streams:
             raise ProfileError(f"no labelled session has a model matching {job.model_glob!r}")
         _job_update(job_id, sessions=len(streams))

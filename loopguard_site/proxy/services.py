@@ -38,6 +38,7 @@ from detector.importers.builder import TranscriptBuilder
 from detector.importers.openai_chat import NAME, VERSION, ChunkReader
 from detector.importers.source import Source
 from detector.loop_signal import STOP_ACTIONS, first_stop
+from loopguard_site.accounts.models import Project
 from loopguard_site.live.protocol import ProtocolError, parse_message
 from loopguard_site.live.services import live_ingest, live_session_close
 from loopguard_site.transcripts.models import Session
@@ -54,10 +55,13 @@ _END = object()  # the upstream stream ended
 class ProxyError(Exception):
     """A request the proxy cannot serve, answered as an OpenAI error body."""
 
-    def __init__(self, message: str, *, status: int, kind: str = "invalid_request_error"):
+    def __init__(
+        self, message: str, *, status: int, kind: str = "invalid_request_error", retry_after: int | None = None
+    ):
         super().__init__(message)
         self.status = status
         self.kind = kind
+        self.retry_after = retry_after  # seconds, for a 429
 
 
 def error_body(message: str, kind: str) -> dict:
@@ -105,8 +109,8 @@ async def upstream_open(request: dict) -> Upstream:
     return Upstream(client, response)
 
 
-def proxy_session_create(*, user, model: str) -> Session:
-    return session_create_live(model=model, title=f"proxy {model}".strip(), uploader=user)
+def proxy_session_create(*, user, project: Project, model: str) -> Session:
+    return session_create_live(model=model, title=f"proxy {model}".strip(), uploader=user, project=project)
 
 
 class Recorder:
@@ -278,9 +282,9 @@ class ProxyAnswer:
     session_id: int | None = None
 
 
-async def chat_completion(*, user, request: dict) -> ProxyAnswer:
+async def chat_completion(*, user, project: Project, request: dict) -> ProxyAnswer:
     """Forward `request`, relay the answer and record it as a live session of
-    `user`. An upstream error answer is relayed as it is, and not recorded."""
+    `user` in `project`. An upstream error answer is relayed as it is, and not recorded."""
     upstream = await upstream_open(request)
     response = upstream.response
     if response.status_code != 200:
@@ -289,7 +293,7 @@ async def chat_completion(*, user, request: dict) -> ProxyAnswer:
         finally:
             await upstream.aclose()
         return ProxyAnswer(response.status_code, response.headers.get("content-type", "application/json"), body)
-    session = await sync_to_async(proxy_session_create)(user=user, model=request["model"])
+    session = await sync_to_async(proxy_session_create)(user=user, project=project, model=request["model"])
     if request.get("stream"):
         relay = StreamRelay(session.pk, upstream)
         return ProxyAnswer(200, "text/event-stream", stream=relay.sse(), session_id=session.pk)

@@ -5,19 +5,14 @@ from __future__ import annotations
 
 from django.http import HttpRequest, JsonResponse
 
+from loopguard_site.accounts.access import project_for
+from loopguard_site.accounts.models import Role
 from loopguard_site.api import ApiError, api_view, json_body
+from loopguard_site.transcripts.selectors import session_for
 
 from .messages import job_progress
-from .models import ReplayJob
-from .selectors import detection_to_dict, existing_session_ids, replay_job_get, session_detections
+from .selectors import detection_to_dict, replay_job_for, session_detections
 from .services import ReplayRequestError, replay_job_cancel, replay_job_create
-
-
-def _job(job_id: int) -> ReplayJob:
-    job = replay_job_get(job_id)
-    if job is None:
-        raise ApiError(f"no replay with id {job_id}", status=404)
-    return job
 
 
 @api_view(("POST",))
@@ -29,6 +24,7 @@ def replay_create(request: HttpRequest) -> JsonResponse:
     try:
         job = replay_job_create(
             user=request.user,
+            project=project_for(request.user, body.get("project"), Role.REVIEWER),
             profiles=body.get("profiles"),
             session_ids=body.get("sessions"),
             all_sessions=all_sessions,
@@ -41,18 +37,17 @@ def replay_create(request: HttpRequest) -> JsonResponse:
 
 @api_view(("GET",))
 def replay_detail(request: HttpRequest, job_id: int) -> JsonResponse:
-    return JsonResponse(dict(job_progress(_job(job_id))))
+    return JsonResponse(dict(job_progress(replay_job_for(request.user, job_id))))
 
 
 @api_view(("POST",))
 def replay_cancel(request: HttpRequest, job_id: int) -> JsonResponse:
-    job = replay_job_cancel(job=_job(job_id))
+    job = replay_job_cancel(job=replay_job_for(request.user, job_id, Role.REVIEWER))
     return JsonResponse({"id": job.pk, "state": job.state})
 
 
 @api_view(("GET",))
 def detection_list(request: HttpRequest, session_id: int) -> JsonResponse:
-    if not existing_session_ids([session_id]):
-        raise ApiError(f"no session with id {session_id}", status=404)
+    session_for(request.user, session_id)
     detections = session_detections(session_id=session_id, profile=request.GET.get("profile"))
     return JsonResponse({"detections": [detection_to_dict(d) for d in detections]})

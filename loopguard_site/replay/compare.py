@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from django.db.models import QuerySet
+
 from loopguard_site.review.selectors import session_truth_labels
 from loopguard_site.transcripts.models import Session
 
@@ -55,10 +57,13 @@ def _earlier(first_a: Detection | None, first_b: Detection | None, a: str, b: st
     return a if first_a.event_seq < first_b.event_seq else b
 
 
-def compare_profiles(*, session_ids: list[int] | None, profile_a: str, profile_b: str) -> ProfileComparison:
-    """Compare two profiles on the given sessions (None: every session with
-    a finished replay under both)."""
-    pairs = ReplayRun.objects.filter(profile__in=(profile_a, profile_b), state=ReplayRun.State.DONE)
+def compare_profiles(
+    *, among: QuerySet[Session], session_ids: list[int] | None, profile_a: str, profile_b: str
+) -> ProfileComparison:
+    """Compare two profiles on the given sessions of `among` (a user's:
+    accounts.access.sessions_visible_to; None: every one with a finished
+    replay under both)."""
+    pairs = ReplayRun.objects.filter(session__in=among, profile__in=(profile_a, profile_b), state=ReplayRun.State.DONE)
     if session_ids is not None:
         pairs = pairs.filter(session_id__in=session_ids)
     replayed: dict[int, set[str]] = defaultdict(set)

@@ -5,16 +5,17 @@ from __future__ import annotations
 
 from django import forms
 
-from .selectors import profile_names
+from loopguard_site.accounts.models import Project
 
 SCOPES = (("selected", "the sessions ticked below"), ("all", "every session matching the filter"))
 
 
-def _profile_choices() -> list[tuple[str, str]]:
-    return [(name, name) for name in profile_names()]
+def _choices(names: list[str]) -> list[tuple[str, str]]:
+    return [(name, name) for name in names]
 
 
 class ReplayForm(forms.Form):
+    project = forms.TypedChoiceField(coerce=int, required=False, empty_value=None)
     scope = forms.ChoiceField(choices=SCOPES, initial="selected", widget=forms.RadioSelect)
     sessions = forms.TypedMultipleChoiceField(coerce=int, required=False, widget=forms.CheckboxSelectMultiple)
     model = forms.CharField(required=False, max_length=200)
@@ -22,10 +23,18 @@ class ReplayForm(forms.Form):
     tag = forms.CharField(required=False, max_length=100)
     profiles = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, initial=["default"])
 
-    def __init__(self, *args, session_choices: list[tuple[int, str]], **kwargs):
+    def __init__(
+        self,
+        *args,
+        projects: list[Project],
+        session_choices: list[tuple[int, str]],
+        profile_names: list[str],
+        **kwargs,
+    ):
         super().__init__(*args, **kwargs)
+        self.fields["project"].choices = [("", "—"), *((p.pk, p.name) for p in projects)]
         self.fields["sessions"].choices = session_choices
-        self.fields["profiles"].choices = _profile_choices()
+        self.fields["profiles"].choices = _choices(profile_names)
 
 
 class CompareForm(forms.Form):
@@ -33,9 +42,9 @@ class CompareForm(forms.Form):
     b = forms.ChoiceField(label="profile B")
     sessions = forms.CharField(required=False, help_text="session ids, comma-separated; empty: every replayed one")
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, profile_names: list[str], **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["a"].choices = self.fields["b"].choices = _profile_choices()
+        self.fields["a"].choices = self.fields["b"].choices = _choices(profile_names)
 
     def clean_sessions(self) -> list[int] | None:
         raw = self.cleaned_data["sessions"].replace(" ", "")

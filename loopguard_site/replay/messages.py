@@ -1,20 +1,17 @@
 """Messages to a replay job's WebSocket group (`/ws/replays/<id>`).
 
 The payloads are declared here, and `send_job_progress` is the only code
-that calls the channel layer for replays; the consumer forwards what it gets.
+that sends replay messages (through loopguard_site.jobs); the consumer
+forwards what it gets.
 """
 
 from __future__ import annotations
 
-import logging
 from typing import TypedDict
 
-from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
+from loopguard_site.jobs import send_job_progress_to
 
 from .models import ReplayJob
-
-logger = logging.getLogger(__name__)
 
 
 class JobProgress(TypedDict):
@@ -36,12 +33,5 @@ def job_progress(job: ReplayJob) -> JobProgress:
 
 
 def send_job_progress(job: ReplayJob) -> None:
-    """Tell every socket watching the job its current counters. Best effort:
-    the counters are stored already, and a page reads them when it connects,
-    so a channel layer that is down must not fail the replay."""
-    try:
-        async_to_sync(get_channel_layer().group_send)(
-            job_group(job.pk), {"type": "replay.progress", "progress": job_progress(job)}
-        )
-    except Exception:  # noqa: BLE001 - Redis down, a full channel: the message only
-        logger.warning("replay %s: progress message not sent", job.pk, exc_info=True)
+    """Tell every socket watching the job its current counters (best effort)."""
+    send_job_progress_to(job_group(job.pk), job_progress(job))

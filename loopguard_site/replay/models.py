@@ -10,6 +10,7 @@ last replay.
 from django.conf import settings
 from django.db import models
 
+from loopguard_site.accounts.models import Project
 from loopguard_site.transcripts.models import Session
 
 
@@ -29,6 +30,7 @@ class ReplayJob(models.Model):
     State = ReplayState
 
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="replay_jobs")  # its sessions'
     created = models.DateTimeField(auto_now_add=True, db_index=True)
     profiles = models.JSONField(default=list, help_text="profile names, in the order asked")
     selection = models.JSONField(

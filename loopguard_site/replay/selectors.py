@@ -3,11 +3,14 @@ picks, jobs, and stored detections."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
+from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 
 from detector.config import Config
+from loopguard_site.accounts.access import in_visible_projects, object_for
+from loopguard_site.accounts.models import Role
 from loopguard_site.profiles.selectors import profiles_config
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.selectors import session_list
@@ -25,36 +28,53 @@ SESSION_FILTER_KEYS = {
 }
 
 
-def replay_config() -> Config:
-    """The profiles replays may run: the built-in ones and the latest version
-    of every stored one."""
-    return profiles_config()
+def replay_config(project_id: int | None = None) -> Config:
+    """The profiles a project's replays may run: the built-in ones and the
+    latest version of every one stored in the project (None: the built-in
+    ones only, among which a live session's profile is)."""
+    return profiles_config(project_id)
 
 
-def profile_names() -> list[str]:
-    return list(replay_config().profiles)
+def profile_names(project_id: int | None = None) -> list[str]:
+    return list(replay_config(project_id).profiles)
 
 
-def session_ids_matching(session_filter: dict) -> Iterator[int]:
-    """Ids of the sessions the session list's filter picks (every session for
-    `{}`), oldest first. Keys: `model`, `format`, `tag`, `state`, `q` and
-    `has_detections`, as `GET /api/sessions` reads them."""
+def profile_names_of(project_ids: Iterable[int]) -> list[str]:
+    """The profiles any of the projects may replay: the built-in ones, then
+    the stored ones of each project."""
+    names = dict.fromkeys(profile_names())
+    for project_id in project_ids:
+        names.update(dict.fromkeys(profile_names(project_id)))
+    return list(names)
+
+
+def session_ids_matching(project_id: int, session_filter: dict) -> Iterator[int]:
+    """Ids of the project's sessions the session list's filter picks (every
+    one for `{}`), oldest first. Keys: `model`, `format`, `tag`, `state`, `q`
+    and `has_detections`, as `GET /api/sessions` reads them."""
     kwargs = {SESSION_FILTER_KEYS[key]: value for key, value in session_filter.items()}
-    sessions = session_list(**kwargs).order_by("id").values_list("id", flat=True)
+    sessions = session_list(project=project_id, **kwargs).order_by("id").values_list("id", flat=True)
     return sessions.iterator(chunk_size=2000)
 
 
-def existing_session_ids(session_ids: list[int]) -> set[int]:
-    return set(Session.objects.filter(pk__in=session_ids).values_list("id", flat=True))
+def existing_session_ids(project_id: int, session_ids: list[int]) -> set[int]:
+    """Those of `session_ids` that are sessions of the project."""
+    return set(Session.objects.filter(project_id=project_id, pk__in=session_ids).values_list("id", flat=True))
 
 
 def replay_job_get(job_id: int) -> ReplayJob | None:
     return ReplayJob.objects.filter(pk=job_id).first()
 
 
-def recent_jobs(limit: int = 20) -> list[ReplayJob]:
-    """The newest jobs, for the replay page's list."""
-    return list(ReplayJob.objects.select_related("created_by").order_by("-created", "-id")[:limit])
+def replay_job_for(user: AbstractBaseUser, job_id: int, role: str = Role.VIEWER) -> ReplayJob:
+    """The replay job if the user has `role` in its project (accounts.access refuses otherwise)."""
+    return object_for(user, ReplayJob.objects.all(), job_id, role=role, noun="replay")
+
+
+def recent_jobs(user: AbstractBaseUser, limit: int = 20) -> list[ReplayJob]:
+    """The newest jobs of the user's projects, for the replay page's list."""
+    jobs = in_visible_projects(ReplayJob.objects.select_related("created_by"), user)
+    return list(jobs.order_by("-created", "-id")[:limit])
 
 
 def job_runs_of_session(*, job_id: int, session_id: int) -> list[ReplayRun]:

@@ -24,6 +24,8 @@ from detector.detection import Checkpoint
 from detector.detection import Detection as Found
 from detector.events import EventError
 from detector.monitor import Monitor
+from loopguard_site.accounts.models import Project
+from loopguard_site.accounts.services import default_project
 from loopguard_site.transcripts.models import Event, Session
 
 from .messages import send_job_progress
@@ -101,7 +103,7 @@ def replay_session(
     store every detection and checkpoint evaluation in place of that session
     × profile's earlier ones. With `run`, the run is marked done with the
     summary, and its job counted, in the same transaction."""
-    monitor = Monitor(profile_name, config=config or replay_config(), model=session.model)
+    monitor = Monitor(profile_name, config=config or replay_config(session.project_id), model=session.model)
     found: list[tuple[int, Found]] = []
     checkpoints: list[tuple[int, Checkpoint]] = []
     events = Event.objects.filter(session=session).order_by("seq").values_list("seq", "data")
@@ -235,20 +237,26 @@ def _progress(job_id: int) -> None:
 def replay_job_create(
     *,
     user: AbstractBaseUser | None,
+    project: Project | None = None,
     profiles: list[str],
     session_ids: list[int] | None = None,
     all_sessions: bool = False,
     session_filter: dict[str, str] | None = None,
 ) -> ReplayJob:
-    """A job replaying the chosen sessions (a list of ids, or all sessions,
-    optionally filtered) through each profile; its tasks are enqueued once
-    the job is committed."""
+    """A job replaying the chosen sessions of `project` (None: the project
+    "default"; a list of ids, or all its sessions, optionally filtered)
+    through each profile; its tasks are enqueued once the job is committed."""
+    project = project or default_project()
     chosen, profiles, selection = replay_targets(
-        profiles=profiles, session_ids=session_ids, all_sessions=all_sessions, session_filter=session_filter
+        project_id=project.pk,
+        profiles=profiles,
+        session_ids=session_ids,
+        all_sessions=all_sessions,
+        session_filter=session_filter,
     )
     with transaction.atomic():
         job = ReplayJob.objects.create(
-            created_by=user, profiles=profiles, selection=selection, total=len(chosen) * len(profiles)
+            created_by=user, project=project, profiles=profiles, selection=selection, total=len(chosen) * len(profiles)
         )
         ReplayRun.objects.bulk_create(
             (ReplayRun(job=job, session_id=session_id, profile=p) for session_id in chosen for p in profiles),
@@ -260,26 +268,27 @@ def replay_job_create(
 
 def replay_targets(
     *,
+    project_id: int,
     profiles: object,
     session_ids: object = None,
     all_sessions: bool = False,
     session_filter: object = None,
 ) -> tuple[list[int], list[str], dict]:
-    """What a replay request picks, checked: the session ids, the profile
-    names (duplicates dropped) and the selection as a job records it; a
+    """What a replay request in the project picks, checked: the session ids
+    (of the project's sessions only), the profile names (duplicates dropped) and the selection as a job records it; a
     `ReplayRequestError` naming the field otherwise."""
-    profiles = _checked_profiles(profiles)
+    profiles = _checked_profiles(project_id, profiles)
     if all_sessions == (session_ids is not None):
         raise ReplayRequestError('give either "sessions": [ids] or "all": true', field="sessions")
     if all_sessions:
         session_filter = _checked_filter({} if session_filter is None else session_filter)
-        chosen = list(session_ids_matching(session_filter))
+        chosen = list(session_ids_matching(project_id, session_filter))
         if not chosen:
             raise ReplayRequestError("no session matches the filter", field="filter")
         return chosen, profiles, {"all": True, "filter": session_filter}
     if session_filter is not None:
         raise ReplayRequestError('a filter applies to "all": true only', field="filter")
-    chosen = _checked_session_ids(session_ids)
+    chosen = _checked_session_ids(project_id, session_ids)
     return chosen, profiles, {"sessions": chosen}
 
 
@@ -289,10 +298,10 @@ def _dispatch(job_id: int, after_session_id: int = 0, queue: str | None = None) 
     replay_job_dispatch.apply_async((job_id, after_session_id), queue=queue)
 
 
-def _checked_profiles(profiles: object) -> list[str]:
+def _checked_profiles(project_id: int, profiles: object) -> list[str]:
     if not isinstance(profiles, list) or not profiles or not all(isinstance(p, str) for p in profiles):
         raise ReplayRequestError('"profiles" must be a non-empty list of profile names', field="profiles")
-    known = profile_names()
+    known = profile_names(project_id)
     unknown = [p for p in profiles if p not in known]
     if unknown:
         raise ReplayRequestError(f"unknown profile {unknown[0]!r} (known: {', '.join(known)})", field="profiles")
@@ -313,7 +322,7 @@ def _checked_filter(session_filter: object) -> dict:
     return {key: value for key, value in session_filter.items() if value not in (None, "")}
 
 
-def _checked_session_ids(session_ids: object) -> list[int]:
+def _checked_session_ids(project_id: int, session_ids: object) -> list[int]:
     if (
         not isinstance(session_ids, list)
         or not session_ids
@@ -321,8 +330,8 @@ def _checked_session_ids(session_ids: object) -> list[int]:
     ):
         raise ReplayRequestError('"sessions" must be a non-empty list of session ids', field="sessions")
     chosen = list(dict.fromkeys(session_ids))
-    missing = sorted(set(chosen) - existing_session_ids(chosen))
-    if missing:
+    missing = sorted(set(chosen) - existing_session_ids(project_id, chosen))
+    if missing:  # another project's session is no session of this one
         raise ReplayRequestError(f"no session with id {missing[0]}", field="sessions")
     return chosen
 

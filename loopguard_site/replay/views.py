@@ -4,16 +4,24 @@ profile comparison."""
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
+from loopguard_site.accounts.access import (
+    ProjectChoiceError,
+    project_for,
+    projects_with_role,
+    sessions_visible_to,
+)
+from loopguard_site.accounts.models import Role
 from loopguard_site.transcripts.selectors import session_list
 
 from .compare import compare_profiles
 from .forms import CompareForm, ReplayForm
 from .messages import job_progress
-from .selectors import recent_jobs, replay_job_get
+from .selectors import profile_names_of, recent_jobs, replay_job_for
 from .services import ReplayRequestError, replay_job_create
 
 FORM_SESSIONS = 200  # newest sessions offered as tick boxes; older ones through "all" and a filter
@@ -22,42 +30,58 @@ FORM_SESSIONS = 200  # newest sessions offered as tick boxes; older ones through
 @login_required
 @require_http_methods(["GET", "POST"])
 def replay_new(request: HttpRequest) -> HttpResponse:
-    choices = [(s.pk, f"#{s.pk} {s.title}") for s in session_list()[:FORM_SESSIONS]]
-    initial = {"sessions": request.GET.getlist("session")}
-    form = ReplayForm(request.POST or None, session_choices=choices, initial=initial)
+    projects = projects_with_role(request.user, Role.REVIEWER)
+    sessions = session_list(among=sessions_visible_to(request.user).filter(project__in=projects))
+    form = ReplayForm(
+        request.POST or None,
+        projects=projects,
+        session_choices=[(s.pk, f"#{s.pk} {s.title}") for s in sessions[:FORM_SESSIONS]],
+        profile_names=profile_names_of(p.pk for p in projects),
+        initial={"sessions": request.GET.getlist("session")},
+    )
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         everything = data["scope"] == "all"
         try:
+            project = project_for(request.user, data["project"], Role.REVIEWER)
             job = replay_job_create(
                 user=request.user,
+                project=project,
                 profiles=data["profiles"],
                 session_ids=None if everything else data["sessions"],
                 all_sessions=everything,
                 session_filter={key: data[key] for key in ("model", "format", "tag")} if everything else None,
             )
+        except ProjectChoiceError as exc:
+            if exc.status == 403:
+                raise PermissionDenied(str(exc)) from exc
+            form.add_error("project", str(exc))
         except ReplayRequestError as exc:
             form.add_error(exc.field if exc.field in form.fields else None, str(exc))
         else:
             return redirect("replay:job_detail", job_id=job.pk)
-    return render(request, "replay/replay_new.html", {"form": form, "jobs": recent_jobs()})
+    return render(request, "replay/replay_new.html", {"form": form, "jobs": recent_jobs(request.user)})
 
 
 @login_required
 @require_GET
 def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
-    job = replay_job_get(job_id)
-    if job is None:
-        raise Http404(f"no replay with id {job_id}")
+    job = replay_job_for(request.user, job_id)
     return render(request, "replay/job_detail.html", {"job": job, "progress": job_progress(job)})
 
 
 @login_required
 @require_GET
 def compare(request: HttpRequest) -> HttpResponse:
-    form = CompareForm(request.GET or None)
+    names = profile_names_of(p.pk for p in projects_with_role(request.user, Role.VIEWER))
+    form = CompareForm(request.GET or None, profile_names=names)
     comparison = None
     if form.is_valid():
         data = form.cleaned_data
-        comparison = compare_profiles(session_ids=data["sessions"], profile_a=data["a"], profile_b=data["b"])
+        comparison = compare_profiles(
+            among=sessions_visible_to(request.user),
+            session_ids=data["sessions"],
+            profile_a=data["a"],
+            profile_b=data["b"],
+        )
     return render(request, "replay/compare.html", {"form": form, "comparison": comparison})

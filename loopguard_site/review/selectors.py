@@ -14,7 +14,7 @@ from django.db.models.functions import Length
 
 from detector.events import TEXT_CHANNELS
 from loopguard_site.replay.models import Detection
-from loopguard_site.transcripts.models import Event
+from loopguard_site.transcripts.models import Event, Session
 
 from .agreement import group_kappa
 from .models import Adjudication, Label, LabelKind
@@ -51,9 +51,10 @@ class QueueFilter:
         return {key: value for key, value in vars(self).items() if value}
 
 
-def review_detections(queue: QueueFilter) -> QuerySet[Detection]:
-    """The stored detections the queue's filter picks, oldest first."""
-    detections = Detection.objects.select_related("session")
+def review_detections(among: QuerySet[Session], queue: QueueFilter) -> QuerySet[Detection]:
+    """The stored detections of the sessions of `among` (a user's:
+    accounts.access.sessions_visible_to) the queue's filter picks, oldest first."""
+    detections = Detection.objects.select_related("session").filter(session__in=among)
     if queue.model:
         detections = detections.filter(session__model=queue.model)
     if queue.detector:
@@ -76,16 +77,20 @@ def _labelled_by(reviewer: AbstractBaseUser) -> Exists:
     )
 
 
-def queue_next(*, reviewer: AbstractBaseUser, queue: QueueFilter, after: int = 0) -> Detection | None:
+def queue_next(
+    *, among: QuerySet[Session], reviewer: AbstractBaseUser, queue: QueueFilter, after: int = 0
+) -> Detection | None:
     """The first detection after id `after` the reviewer has not labelled,
     wrapping round to the oldest; None when every one is labelled."""
-    unlabelled = review_detections(queue).exclude(_labelled_by(reviewer))
+    unlabelled = review_detections(among, queue).exclude(_labelled_by(reviewer))
     return unlabelled.filter(id__gt=after).first() or unlabelled.first()
 
 
-def queue_neighbour(*, queue: QueueFilter, detection_id: int, forward: bool) -> Detection | None:
+def queue_neighbour(
+    *, among: QuerySet[Session], queue: QueueFilter, detection_id: int, forward: bool
+) -> Detection | None:
     """The next (or previous) detection of the queue, labelled or not."""
-    detections = review_detections(queue)
+    detections = review_detections(among, queue)
     if forward:
         return detections.filter(id__gt=detection_id).first()
     return detections.filter(id__lt=detection_id).order_by("-id").first()
@@ -97,11 +102,15 @@ def detection_labels(detection: Detection) -> list[Label]:
     return list(labels.select_related("reviewer").order_by("updated", "id"))
 
 
-def reviewer_progress(queue: QueueFilter) -> dict:
+def reviewer_progress(among: QuerySet[Session], queue: QueueFilter) -> dict:
     """How many of the queue's items each reviewer has labelled."""
-    items = {(s, detection_item(d)) for s, d in _signature_rows(review_detections(queue))}
+    items = {(s, detection_item(d)) for s, d in _signature_rows(review_detections(among, queue))}
     done: dict[str, int] = defaultdict(int)
-    labels = Label.objects.exclude(detector="").values_list("reviewer__username", "session_id", "item")
+    labels = (
+        Label.objects.filter(session__in=among)
+        .exclude(detector="")
+        .values_list("reviewer__username", "session_id", "item")
+    )
     for username, session_id, item in labels:
         if (session_id, item) in items:
             done[username] += 1
@@ -201,10 +210,11 @@ def _group_name(label: Label) -> str:
     return label.detector or SESSION_ITEM
 
 
-def agreement_rows() -> list[dict]:
-    """Agreement per detector (or "session" for session labels) and model."""
+def agreement_rows(among: QuerySet[Session]) -> list[dict]:
+    """Agreement per detector (or "session" for session labels) and model,
+    on the sessions of `among`."""
     ratings: dict[tuple[str, str], dict[tuple[int, str], dict[str, str]]] = defaultdict(lambda: defaultdict(dict))
-    for label in Label.objects.select_related("session", "reviewer"):
+    for label in Label.objects.filter(session__in=among).select_related("session", "reviewer"):
         group = (_group_name(label), label.session.model)
         ratings[group][(label.session_id, label.item)][label.reviewer.get_username()] = label.label
     rows = []
@@ -225,12 +235,15 @@ def agreement_rows() -> list[dict]:
     return rows
 
 
-def disagreements() -> list[dict]:
-    """Items whose reviewers gave different labels, with any adjudication."""
+def disagreements(among: QuerySet[Session]) -> list[dict]:
+    """Items of the sessions of `among` whose reviewers gave different
+    labels, with any adjudication."""
     grouped: dict[tuple[int, str], list[Label]] = defaultdict(list)
-    for label in Label.objects.select_related("session", "reviewer").order_by("session_id", "item", "id"):
+    labels = Label.objects.filter(session__in=among).select_related("session", "reviewer")
+    for label in labels.order_by("session_id", "item", "id"):
         grouped[(label.session_id, label.item)].append(label)
-    adjudicated = {(a.session_id, a.item): a for a in Adjudication.objects.select_related("adjudicator")}
+    adjudications = Adjudication.objects.filter(session__in=among).select_related("adjudicator")
+    adjudicated = {(a.session_id, a.item): a for a in adjudications}
     rows = []
     for (session_id, item), labels in grouped.items():
         if len({label.label for label in labels}) < 2:

@@ -6,12 +6,14 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from loopguard_site.accounts.access import object_for, projects_with_role, sessions_visible_to
+from loopguard_site.accounts.models import Role
 from loopguard_site.replay.models import Detection
-from loopguard_site.transcripts.models import Session
+from loopguard_site.transcripts.selectors import session_for
 
 from .selectors import (
     QueueFilter,
@@ -34,25 +36,31 @@ def _int_or_zero(raw: str | None) -> int:
 @require_GET
 def queue(request: HttpRequest) -> HttpResponse:
     filters = QueueFilter(*(request.GET.get(key, "").strip() for key in ("model", "detector", "profile")))
+    among = sessions_visible_to(request.user)
     chosen = _int_or_zero(request.GET.get("detection"))
     if chosen:
-        detection = Detection.objects.select_related("session").filter(pk=chosen).first()
-        if detection is None:
-            raise Http404(f"no detection with id {chosen}")
+        detection = object_for(
+            request.user,
+            Detection.objects.select_related("session"),
+            chosen,
+            noun="detection",
+            project_field="session__project",
+        )
     else:
-        detection = queue_next(reviewer=request.user, queue=filters, after=_int_or_zero(request.GET.get("after")))
+        after = _int_or_zero(request.GET.get("after"))
+        detection = queue_next(among=among, reviewer=request.user, queue=filters, after=after)
     context = {
         "filters": filters,
         "query": urlencode(filters.as_query()),
         "detection": detection,
-        "progress": reviewer_progress(filters),
+        "progress": reviewer_progress(among, filters),
     }
     if detection is not None:
         context.update(
             text=detection_context(detection),
             labels=detection_labels(detection),
-            previous=queue_neighbour(queue=filters, detection_id=detection.pk, forward=False),
-            following=queue_neighbour(queue=filters, detection_id=detection.pk, forward=True),
+            previous=queue_neighbour(among=among, queue=filters, detection_id=detection.pk, forward=False),
+            following=queue_neighbour(among=among, queue=filters, detection_id=detection.pk, forward=True),
         )
     return render(request, "review/queue.html", context)
 
@@ -60,15 +68,19 @@ def queue(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def agreement(request: HttpRequest) -> HttpResponse:
-    return render(request, "review/agreement.html", {"rows": agreement_rows(), "disagreements": disagreements()})
+    among = sessions_visible_to(request.user)
+    context = {
+        "rows": agreement_rows(among),
+        "disagreements": disagreements(among),
+        "adjudicated_projects": {p.pk for p in projects_with_role(request.user, Role.ADMIN)},
+    }
+    return render(request, "review/agreement.html", context)
 
 
 @login_required
 @require_POST
 def adjudicate(request: HttpRequest) -> HttpResponse:
-    session = Session.objects.filter(pk=_int_or_zero(request.POST.get("session"))).first()
-    if session is None:
-        raise Http404("no such session")
+    session = session_for(request.user, _int_or_zero(request.POST.get("session")), Role.ADMIN)
     try:
         adjudication_set(
             session=session,
@@ -76,8 +88,6 @@ def adjudicate(request: HttpRequest) -> HttpResponse:
             label=request.POST.get("label"),
             adjudicator=request.user,
         )
-    except PermissionError:
-        return HttpResponse("only an admin can adjudicate", status=403)
     except LabelError as exc:
         return HttpResponse(str(exc), status=400)
     return redirect("review:agreement")

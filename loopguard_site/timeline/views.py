@@ -5,13 +5,12 @@ from __future__ import annotations
 import math
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from detector.events import TEXT_CHANNELS
-from loopguard_site.transcripts.models import Session
-from loopguard_site.transcripts.selectors import session_get
+from loopguard_site.transcripts.selectors import session_for
 
 from .charts import AXES, clickable_detections, timeline_figure
 from .page import detection_targets, session_page_parts
@@ -19,17 +18,10 @@ from .panels import text_window, tool_window
 from .selectors import session_checkpoint_rows, session_detection_rows, session_profiles, session_streams
 
 
-def _session_or_404(pk: int) -> Session:
-    session = session_get(pk)
-    if session is None:
-        raise Http404(f"no session with id {pk}")
-    return session
-
-
 @login_required
 @require_GET
 def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    session = _session_or_404(pk)
+    session = session_for(request.user, pk)
     profiles = session_profiles(pk)
     profile = request.GET.get("profile") or (profiles[0] if profiles else "")
     parts = session_page_parts(
@@ -46,7 +38,7 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def session_window(request: HttpRequest, pk: int) -> JsonResponse:
     """`?channel=reasoning|content|tools&start=N&end=N&profile=NAME`: one
     window (at most a page) of text with its highlights, or of tool calls."""
-    session = _session_or_404(pk)
+    session = session_for(request.user, pk)
     channel = request.GET.get("channel", "")
     if channel not in (*TEXT_CHANNELS, "tools"):
         return JsonResponse({"error": "channel must be reasoning, content or tools", "field": "channel"}, status=400)
@@ -70,7 +62,7 @@ def session_window(request: HttpRequest, pk: int) -> JsonResponse:
 def session_figure(request: HttpRequest, pk: int) -> JsonResponse:
     """`?axis=offset|time&x0=X&x1=X&profile=NAME`: the timeline of [x0, x1]
     (a zoom) in full detail, and the targets of the detections it shows."""
-    session = _session_or_404(pk)
+    session = session_for(request.user, pk)
     axis = request.GET.get("axis", "offset")
     if axis not in AXES:
         return JsonResponse({"error": f"axis must be one of {', '.join(AXES)}", "field": "axis"}, status=400)

@@ -8,11 +8,13 @@ from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.utils.http import content_disposition_header
 
 from detector.importers import FORMATS
+from loopguard_site.accounts.access import project_for, sessions_visible_to
+from loopguard_site.accounts.models import Role
 from loopguard_site.api import ApiError, api_view, int_param
 
 from .filters import FilterError, session_filters
 from .models import RawUpload, Session
-from .selectors import session_events, session_get, session_list
+from .selectors import session_events, session_for, session_list
 from .services import (
     ImportOutcome,
     Upload,
@@ -63,7 +65,7 @@ def sessions_list(request: HttpRequest) -> JsonResponse:
         raise ApiError(str(exc), field=exc.field) from exc
     page = int_param(request, "page", 1, low=1)
     start = (page - 1) * PAGE_SIZE
-    rows = list(session_list(**filters)[start : start + PAGE_SIZE + 1])
+    rows = list(session_list(among=sessions_visible_to(request.user), **filters)[start : start + PAGE_SIZE + 1])
     next_url = None
     if len(rows) > PAGE_SIZE:
         query = request.GET.copy()
@@ -73,7 +75,7 @@ def sessions_list(request: HttpRequest) -> JsonResponse:
 
 
 def _upload_options(request: HttpRequest, form: QueryDict) -> dict:
-    """format, title and tags, from the multipart `form` fields or the query
+    """project, format, title and tags, from the multipart `form` fields or the query
     string. (A raw body is never parsed as a form: curl sends one as
     urlencoded, and a transcript is no form.)"""
 
@@ -87,7 +89,8 @@ def _upload_options(request: HttpRequest, form: QueryDict) -> dict:
         tags = clean_tags([*form.getlist("tag"), *request.GET.getlist("tag")])
     except ValueError as exc:
         raise ApiError(str(exc), field="tag") from exc
-    return {"fmt": fmt, "title": value("title"), "tags": tags}
+    project = project_for(request.user, value("project"), Role.REVIEWER)
+    return {"project": project, "fmt": fmt, "title": value("title"), "tags": tags}
 
 
 def _raw_body_outcomes(request: HttpRequest, options: dict) -> list[ImportOutcome]:
@@ -130,26 +133,20 @@ def _live_create(request: HttpRequest) -> JsonResponse:
         model=request.GET.get("model", "").strip(),
         title=request.GET.get("title", "").strip(),
         uploader=request.user,
+        project=project_for(request.user, request.GET.get("project", "").strip(), Role.REVIEWER),
         tags=tags,
     )
     return JsonResponse({"sessions": [session_summary(session)], "errors": []}, status=201)
 
 
-def _session_or_404(pk: int) -> Session:
-    session = session_get(pk)
-    if session is None:
-        raise ApiError(f"no session {pk}", status=404)
-    return session
-
-
 @api_view()
 def session_detail(request: HttpRequest, pk: int) -> JsonResponse:
-    return JsonResponse(session_detail_dict(_session_or_404(pk)))
+    return JsonResponse(session_detail_dict(session_for(request.user, pk)))
 
 
 @api_view()
 def session_events_list(request: HttpRequest, pk: int) -> JsonResponse:
-    session = _session_or_404(pk)
+    session = session_for(request.user, pk)
     start = int_param(request, "from", 1, low=1)
     limit = int_param(request, "limit", EVENTS_LIMIT, low=1, high=EVENTS_LIMIT_MAX)
     events, next_seq = session_events(session, start=start, limit=limit)
@@ -159,9 +156,9 @@ def session_events_list(request: HttpRequest, pk: int) -> JsonResponse:
 @api_view()
 def session_raw(request: HttpRequest, pk: int) -> HttpResponse:
     """The uploaded file, byte for byte, as an attachment under its own name."""
+    session_for(request.user, pk)
     raw = RawUpload.objects.filter(session_id=pk).first()
     if raw is None:
-        _session_or_404(pk)
         raise ApiError(f"session {pk} has no raw upload (a live session)", status=404)
     return HttpResponse(
         bytes(raw.content),

@@ -18,8 +18,11 @@ class FilterError(ValueError):
 
 
 def session_filters(params: QueryDict) -> dict:
-    """`session_list` keyword arguments from `?model=&format=&tag=&state=
-    &has_detections=&q=&sort=`; a `FilterError` naming a bad parameter."""
+    """`session_list` keyword arguments from `?project=&model=&format=&tag=
+    &state=&has_detections=&q=&sort=`; a `FilterError` naming a bad parameter."""
+    project = params.get("project", "").strip()
+    if project and not project.isdigit():
+        raise FilterError(f"project must be a project id, not {project!r}", "project")
     flag = params.get("has_detections", "").strip().lower()
     if flag and flag not in _TRUE | _FALSE:
         raise FilterError(f"has_detections must be true or false, not {flag!r}", "has_detections")
@@ -27,6 +30,7 @@ def session_filters(params: QueryDict) -> dict:
     if sort not in sort_choices():
         raise FilterError(f"sort must be one of {', '.join(sort_choices())}, not {sort!r}", "sort")
     return {
+        "project": int(project) if project else None,
         "model": params.get("model", "").strip(),
         "source_format": params.get("format", "").strip(),
         "tag": params.get("tag", "").strip(),

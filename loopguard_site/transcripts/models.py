@@ -2,6 +2,8 @@ from django.conf import settings
 from django.db import models
 from django.urls import reverse
 
+from loopguard_site.accounts.models import Project
+
 
 class Tag(models.Model):
     """A label a user gives sessions at upload (`--tag`, the upload form)."""
@@ -32,6 +34,7 @@ class Session(models.Model):
     parser_version = models.CharField(max_length=32, blank=True)
     created = models.DateTimeField(auto_now_add=True, db_index=True)
     uploader = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="sessions")
     tags = models.ManyToManyField(Tag, blank=True, related_name="sessions")
     state = models.CharField(max_length=16, choices=State.choices, default=State.STORED, db_index=True)
     event_count = models.PositiveIntegerField(default=0)

@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
+from loopguard_site.accounts.access import object_for
+from loopguard_site.accounts.models import Role
 from loopguard_site.replay.models import Detection
 
 from .models import Event, Session, Tag
@@ -18,6 +21,8 @@ def sort_choices() -> list[str]:
 
 def session_list(
     *,
+    among: QuerySet[Session] | None = None,
+    project: int | None = None,
     model: str = "",
     source_format: str = "",
     tag: str = "",
@@ -26,10 +31,14 @@ def session_list(
     q: str = "",
     sort: str = DEFAULT_SORT,
 ) -> QuerySet[Session]:
-    """Sessions matching every filter given (empty means any), sorted by
-    `sort` (a `sort_choices()` value; ties broken by id, same direction).
-    `q` searches title, model and tag names, case-insensitively."""
-    sessions = Session.objects.select_related("uploader").prefetch_related("tags")
+    """Sessions of `among` (a user's: accounts.access.sessions_visible_to;
+    None: every session) matching every filter given (empty means any),
+    sorted by `sort` (a `sort_choices()` value; ties broken by id, same
+    direction). `q` searches title, model and tag names, case-insensitively."""
+    sessions = (Session.objects.all() if among is None else among).select_related("uploader", "project")
+    sessions = sessions.prefetch_related("tags")
+    if project is not None:
+        sessions = sessions.filter(project_id=project)
     if model:
         sessions = sessions.filter(model=model)
     if source_format:
@@ -49,8 +58,10 @@ def session_list(
     return sessions.order_by(f"{sign}{field}", f"{sign}id")
 
 
-def session_get(pk: int) -> Session | None:
-    return Session.objects.prefetch_related("tags").filter(pk=pk).first()
+def session_for(user: AbstractBaseUser, pk: int, role: str = Role.VIEWER) -> Session:
+    """The session `pk` if `user` has `role` in its project (accounts.access
+    refuses otherwise: Http404 or PermissionDenied)."""
+    return object_for(user, Session.objects.prefetch_related("tags"), pk, role=role, noun="session")
 
 
 def session_events(session: Session, *, start: int = 1, limit: int = 1000) -> tuple[list[dict], int | None]:
@@ -63,12 +74,13 @@ def session_events(session: Session, *, start: int = 1, limit: int = 1000) -> tu
     return events, (rows[limit][0] if len(rows) > limit else None)
 
 
-def session_filter_options() -> dict[str, list[str]]:
-    """The values the list's filter menus offer: models, formats and tags in use."""
+def session_filter_options(among: QuerySet[Session]) -> dict[str, list[str]]:
+    """The values the list's filter menus offer: models, formats and tags in
+    use by the sessions of `among`."""
     return {
-        "models": list(Session.objects.exclude(model="").order_by("model").values_list("model", flat=True).distinct()),
-        "formats": list(Session.objects.order_by("source_format").values_list("source_format", flat=True).distinct()),
-        "tags": list(Tag.objects.filter(sessions__isnull=False).values_list("name", flat=True).distinct()),
+        "models": list(among.exclude(model="").order_by("model").values_list("model", flat=True).distinct()),
+        "formats": list(among.order_by("source_format").values_list("source_format", flat=True).distinct()),
+        "tags": list(Tag.objects.filter(sessions__in=among).order_by("name").values_list("name", flat=True).distinct()),
     }
 
 

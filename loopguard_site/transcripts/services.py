@@ -11,6 +11,8 @@ from django.db import transaction
 
 from detector.config import builtin_config
 from detector.importers import TranscriptError, parse_bytes
+from loopguard_site.accounts.models import Project
+from loopguard_site.accounts.services import default_project
 
 from .archives import ZipLimits, is_zip, zip_members
 from .event_rows import events_insert
@@ -34,13 +36,18 @@ def session_create_from_events(
     raw: bytes | None = None,
     filename: str = "",
     uploader: AbstractBaseUser | None = None,
+    project: Project | None = None,
     tags: Iterable[str] = (),
     state: str = Session.State.STORED,
     profile: str = "",
 ) -> Session:
-    """Store a session with its events (already validated, in stream order)
-    and, when given, the raw upload — all of it or, on any error, nothing."""
+    """Store a session of `project` (None: the project "default", as
+    `loopguard import` without `--project`) with its events (already
+    validated, in stream order) and, when given, the raw upload — all of it
+    or, on any error, nothing. Who may write to which project, the callers
+    ask accounts.access."""
     session = Session.objects.create(
+        project=project or default_project(),
         title=title,
         model=model,
         source_format=source_format,
@@ -117,6 +124,7 @@ def session_import_file(
     filename: str,
     fmt: str = "auto",
     uploader: AbstractBaseUser | None = None,
+    project: Project | None = None,
     title: str = "",
     tags: Iterable[str] = (),
     raw_name: str = "",
@@ -147,6 +155,7 @@ def session_import_file(
         raw=data,
         filename=basename[:FILENAME_MAX],
         uploader=uploader,
+        project=project,
         tags=tags,
     )
 
@@ -166,13 +175,14 @@ def sessions_import_upload(
     *,
     fmt: str = "auto",
     uploader: AbstractBaseUser | None = None,
+    project: Project | None = None,
     title: str = "",
     tags: Iterable[str] = (),
 ) -> list[ImportOutcome]:
     """Import every file of an upload (zips expanded), each in its own
     transaction: one outcome per file, in order; a bad file never stops the
     others. The one entry point of the upload page, the API and the CLI."""
-    options = {"fmt": fmt, "uploader": uploader, "title": title, "tags": list(tags)}
+    options = {"fmt": fmt, "uploader": uploader, "project": project, "title": title, "tags": list(tags)}
     outcomes = []
     for upload in uploads:
         if upload.size > settings.LOOPGUARD_UPLOAD_MAX_BYTES:
@@ -209,7 +219,12 @@ def clean_tags(values: Iterable[str]) -> list[str]:
 
 
 def session_create_live(
-    *, model: str = "", title: str = "", uploader: AbstractBaseUser | None = None, tags: Iterable[str] = ()
+    *,
+    model: str = "",
+    title: str = "",
+    uploader: AbstractBaseUser | None = None,
+    project: Project | None = None,
+    tags: Iterable[str] = (),
 ) -> Session:
     """An empty session in state `live`, its detector profile chosen by the
     model's glob (the first built-in profile matching it, else `default`);
@@ -221,6 +236,7 @@ def session_create_live(
         parser_version="",
         events=[],
         uploader=uploader,
+        project=project,
         tags=tags,
         state=Session.State.LIVE,
         profile=builtin_config().select(model=model).name,

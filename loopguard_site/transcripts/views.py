@@ -5,6 +5,8 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_http_methods
 
 from detector.importers import FORMATS
+from loopguard_site.accounts.access import ProjectChoiceError, project_for, projects_with_role, sessions_visible_to
+from loopguard_site.accounts.models import Role
 
 from .filters import FilterError, session_filters
 from .models import Session
@@ -24,14 +26,16 @@ def session_list(request: HttpRequest) -> HttpResponse:
     except FilterError as exc:
         error = str(exc)
         filters = session_filters({})
-    page = Paginator(select_sessions(**filters), PAGE_SIZE).get_page(request.GET.get("page"))
+    visible = sessions_visible_to(request.user)
+    page = Paginator(select_sessions(among=visible, **filters), PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
     context = {
         "page": page,
         "filters": filters,
         "filter_error": error,
-        "options": session_filter_options(),
+        "options": session_filter_options(visible),
+        "projects": projects_with_role(request.user, Role.VIEWER),
         "states": Session.State.values,
         "sorts": sort_choices(),
         "default_sort": DEFAULT_SORT,
@@ -44,24 +48,36 @@ def session_list(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def session_upload(request: HttpRequest) -> HttpResponse:
     """The upload page: files (or zips of them) in, one outcome line per file out."""
-    context = {"formats": ("auto", *FORMATS), "outcomes": None, "form_error": None, "values": request.POST}
+    context = {
+        "formats": ("auto", *FORMATS),
+        "projects": projects_with_role(request.user, Role.REVIEWER),
+        "outcomes": None,
+        "form_error": None,
+        "values": request.POST,
+    }
+    status = 200
     if request.method == "POST":
         files = request.FILES.getlist("file")
         fmt = request.POST.get("format", "auto")
         try:
+            project = project_for(request.user, request.POST.get("project"), Role.REVIEWER)
             tags = clean_tags([request.POST.get("tags", "")])
+        except ProjectChoiceError as exc:
+            context["form_error"], status = f"project: {exc}", exc.status
         except ValueError as exc:
-            tags, context["form_error"] = [], str(exc)
-        if fmt not in context["formats"]:
-            context["form_error"] = f"unknown format {fmt!r}"
-        elif not files:
-            context["form_error"] = "choose or drop at least one file"
-        if context["form_error"] is None:
-            context["outcomes"] = sessions_import_upload(
-                [Upload(f.name, f.size, f.read) for f in files],
-                fmt=fmt,
-                uploader=request.user,
-                title=request.POST.get("title", "").strip(),
-                tags=tags,
-            )
-    return render(request, "transcripts/session_upload.html", context, status=400 if context["form_error"] else 200)
+            context["form_error"], status = str(exc), 400
+        else:
+            if fmt not in context["formats"]:
+                context["form_error"], status = f"unknown format {fmt!r}", 400
+            elif not files:
+                context["form_error"], status = "choose or drop at least one file", 400
+            else:
+                context["outcomes"] = sessions_import_upload(
+                    [Upload(f.name, f.size, f.read) for f in files],
+                    fmt=fmt,
+                    uploader=request.user,
+                    project=project,
+                    title=request.POST.get("title", "").strip(),
+                    tags=tags,
+                )
+    return render(request, "transcripts/session_upload.html", context, status=status)

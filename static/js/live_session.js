@@ -10,6 +10,7 @@
   "use strict";
   const page = document.getElementById("live-page");
   if (!page) return;
+  const el = window.LoopGuard.el;
   const FINAL = ["closed"];
   const TIMELINE_MS = 2000;
   const stateBadge = document.getElementById("live-state");
@@ -58,12 +59,6 @@
     }
   }
 
-  function el(tag, className, text) {
-    const node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined) node.textContent = text;
-    return node;
-  }
 
   function channel(name) {
     return page.querySelector(`[data-channel="${name}"]`);

@@ -12,6 +12,7 @@
   const plot = document.getElementById("timeline-plot");
   const windowUrl = page.dataset.windowUrl;
   const profile = page.dataset.profile;
+  const el = window.LoopGuard.el;
 
   function container(channel) {
     return page.querySelector(`[data-channel="${channel}"]`);
@@ -19,12 +20,6 @@
 
   // --- rendering loaded windows (mirrors _text_window.html and _tool_row.html)
 
-  function el(tag, className, text) {
-    const node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined) node.textContent = text;
-    return node;
-  }
 
   function textWindow(data) {
     const win = el("span", "text-window");

@@ -224,6 +224,7 @@ def test_real_normal_outputs_stay_quiet(row_id):
 LEGITIMATE = [
     ("ascii box", "+" + "-" * 40 + "+\n" + ("|" + " " * 40 + "|\n") * 12 + "+" + "-" * 40 + "+\n"),
     ("ascii border line", "=" * 100 + "\nTitle\n" + "=" * 100 + "\n"),
+    ("comment dividers around a blank line", "# " + "-" * 77 + "\n\n# " + "-" * 77 + "\n# Imports\n# " + "-" * 77 + "\n"),
     ("markdown table with equal rows", "| Feature | A | B |\n|---|---|---|\n" + "| Support | ✓ | ✓ |\n" * 3),
     ("code with a repeated line", "def f():\n" + "    print('-' * 40)\n" * 4 + "    return 1\n"),
     ("code line said three times", "  retry(fetchConfig(url, { timeout: 5000, retries: 3 }));\n" * 3 + "}\n"),
@@ -262,6 +263,9 @@ def test_legitimate_repetition_stays_quiet(name, text):
         ("-" * 120, True),
         ("-" * 119, False),
         ("Z" * 119 + "! ", False),
+        # A divider line: four copies, however many blank lines come between.
+        (("# " + "-" * 77 + "\n\n") * 4, True),
+        (("# " + "-" * 77 + "\n\n") * 3, False),
         ("This sentence is exactly eighty characters long, counting every space in it ok. " * 2, True),
         ("This sentence is just under eighty characters, counting each space it holds. " * 2, False),
     ],

@@ -87,7 +87,7 @@ def test_several_files_in_one_run(tmp_path, capsys):
 
 def test_profile_from_a_config_file(tmp_path, capsys):
     config = tmp_path / "profiles.toml"
-    config.write_text('[profiles.lenient]\n[profiles.lenient.text_loop]\nunit_region_chars = 160\n', encoding="utf-8")
+    config.write_text("[profiles.lenient]\n[profiles.lenient.text_loop]\nunit_region_chars = 160\n", encoding="utf-8")
     corpus = write_corpus(tmp_path / "crafted.jsonl", ROWS)
     assert main(["eval", corpus, "--config", str(config), "--profile", "lenient", "--json"]) == 0
     overall = json.loads(capsys.readouterr().out)["corpora"][0]["overall"]

@@ -16,10 +16,10 @@ import pytest
 from detector.live_client import LiveSession, LiveSessionError
 from detector.loop_signal import LoopDetected
 from detector.stream_guard import guard_openai_stream
-from loopguard_site.accounts.services import api_token_create
 from loopguard_site.replay.models import Detection
 from loopguard_site.transcripts.models import Event, Session
 from tests.lab_server import lab  # noqa: F401 - the fixture
+from tests.members import member, project_token
 from tests.openai_stub import corpus_row, openai_chunks, reference_stop, row_events
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -44,7 +44,7 @@ def batches(events: list[dict]) -> list[list[dict]]:
 
 @pytest.fixture
 def token(django_user_model) -> str:
-    return api_token_create(user=django_user_model.objects.create_user("producer"), name="tests")[1]
+    return project_token(user=member(django_user_model.objects.create_user("producer")), name="tests")[1]
 
 
 def stored(session_id: int) -> list[dict]:

@@ -102,9 +102,37 @@ def test_incremental_equals_batch_on_every_prefix(seed):
     max_period, min_elements = rng.randint(1, 8), rng.randint(2, 10)
     tracker = PeriodTracker(max_period, min_elements)
     for n, element in enumerate(elements, 1):
-        pushed = tracker.push(element)
-        assert pushed == tracker.current() == find_period(elements[:n], max_period, min_elements)
-        assert pushed == _brute_force(elements[:n], max_period, min_elements)
+        tracker.push(element)
+        assert tracker.current() == find_period(elements[:n], max_period, min_elements)
+        assert tracker.current() == _brute_force(elements[:n], max_period, min_elements)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_run_length_and_live_periods_equal_brute_force_on_every_prefix(seed):
+    # Long runs of one element (kept implicitly by the tracker), runs longer
+    # than the window, and runs of other periods broken and restarted.
+    rng = random.Random(seed)
+    elements = []
+    while len(elements) < 120:
+        unit = [rng.choice("ABCD") for _ in range(rng.choice((1, 1, 2, 3, 5)))]
+        elements += unit * rng.randint(1, 12)
+    max_period = rng.randint(1, 10)
+    tracker = PeriodTracker(max_period, rng.randint(2, 8))
+    for n, element in enumerate(elements, 1):
+        tracker.push(element)
+        lengths = {p: _run_length(elements[:n], p) for p in range(1, max_period + 1)}
+        assert {p: tracker.run_length(p) for p in lengths} == lengths
+        assert tracker.live_periods() == [p for p, length in lengths.items() if length]
+
+
+def _run_length(elements, p):
+    """Elements in the tail run of period `p`, the slow, obvious way."""
+    matches = 0
+    for i in range(len(elements) - 1, p - 1, -1):
+        if elements[i] != elements[i - p]:
+            break
+        matches += 1
+    return matches + p if matches else 0
 
 
 def _brute_force(elements, max_period, min_elements):
@@ -128,4 +156,6 @@ def test_reset_forgets_everything():
     assert tracker.run_length(2) == 6
     tracker.reset()
     assert (tracker.current(), tracker.count, tracker.run_length(2)) == (None, 0, 0)
-    assert tracker.push("A") is None
+    for element in "AAA":  # the run before the reset does not count
+        tracker.push(element)
+    assert (tracker.current(), tracker.run_length(1), tracker.live_periods()) == (None, 3, [1, 2])

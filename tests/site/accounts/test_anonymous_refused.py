@@ -18,12 +18,13 @@ from django.urls import URLPattern, URLResolver, get_resolver
 
 from detector.config import get_profile
 from loopguard_site.accounts.middleware import ApiTokenAuthMiddleware
-from loopguard_site.accounts.services import api_token_create
+from loopguard_site.accounts.services import default_project
 from loopguard_site.profiles.models import TuningJob
 from loopguard_site.profiles.services import profile_version_create
 from loopguard_site.replay.models import ReplayJob
 from loopguard_site.replay.services import replay_session
 from loopguard_site.routing import websocket_urlpatterns
+from tests.members import member, project_token
 from tests.site.replay.conftest import store_demo
 
 # Open to anyone, on purpose: the login page itself, and Django's admin, which
@@ -46,17 +47,22 @@ def walk(patterns, prefix: str = "", namespace: str = ""):
 @pytest.fixture
 def world(django_user_model):
     """One of each object a path names."""
-    owner = django_user_model.objects.create_user("owner")
+    owner = member(django_user_model.objects.create_user("owner"))
     session = store_demo("loop-tools-readmediafile.jsonl")
     replay_session(session=session, profile_name="default")
-    version = profile_version_create(profile=get_profile("default"), name="stored", user=owner, origin="import")
+    version = profile_version_create(
+        project=default_project(), profile=get_profile("default"), name="stored", user=owner, origin="import"
+    )
     return {
+        "project_id": session.project_id,
         "session": session.pk,
         "detection": session.detections.first().pk,
         "profile": version.name,
-        "replay": ReplayJob.objects.create(created_by=owner, profiles=["default"]).pk,
-        "tuning": TuningJob.objects.create(created_by=owner, model_glob="*", base_profile="default").pk,
-        "token": api_token_create(user=owner, name="owner's")[0].pk,
+        "replay": ReplayJob.objects.create(project=default_project(), created_by=owner, profiles=["default"]).pk,
+        "tuning": TuningJob.objects.create(
+            project=default_project(), created_by=owner, model_glob="*", base_profile="default"
+        ).pk,
+        "token": project_token(user=owner, name="owner's")[0].pk,
     }
 
 
@@ -69,6 +75,8 @@ def path_values(name: str, parameters: list[str], world: dict) -> dict:
             values[parameter] = world["detection"]
         elif parameter == "token_id":
             values[parameter] = world["token"]
+        elif parameter == "project_id":
+            values[parameter] = world["project_id"]
         elif parameter == "name":
             values[parameter] = world["profile"]
         elif parameter == "job_id":

@@ -8,16 +8,17 @@ from django.contrib.auth import get_user_model
 from loopguard_site.accounts.auth import bearer_token, scope_token
 from loopguard_site.accounts.models import ApiToken
 from loopguard_site.accounts.selectors import api_token_user
-from loopguard_site.accounts.services import api_token_create, api_token_revoke
+from loopguard_site.accounts.services import api_token_revoke
+from tests.members import member, project_token
 
 
 @pytest.fixture
 def owner(db):
-    return get_user_model().objects.create_user("owner")
+    return member(get_user_model().objects.create_user("owner"))
 
 
 def test_it_stores_only_the_hash_and_a_display_prefix(owner):
-    token, plaintext = api_token_create(user=owner, name="ci")
+    token, plaintext = project_token(user=owner, name="ci")
 
     stored = ApiToken.objects.get()
     assert stored == token
@@ -28,20 +29,20 @@ def test_it_stores_only_the_hash_and_a_display_prefix(owner):
 
 
 def test_it_resolves_a_token_to_its_user(owner):
-    _, plaintext = api_token_create(user=owner, name="ci")
+    _, plaintext = project_token(user=owner, name="ci")
 
     assert api_token_user(plaintext) == owner
 
 
 @pytest.mark.parametrize("plaintext", ["", "lg_", "lg_unknown", "not-a-token"])
 def test_it_resolves_an_unknown_token_to_nobody(owner, plaintext):
-    api_token_create(user=owner, name="ci")
+    project_token(user=owner, name="ci")
 
     assert api_token_user(plaintext) is None
 
 
 def test_a_revoked_token_no_longer_authenticates(owner):
-    token, plaintext = api_token_create(user=owner, name="ci")
+    token, plaintext = project_token(user=owner, name="ci")
     api_token_revoke(token=token)
 
     assert api_token_user(plaintext) is None
@@ -49,7 +50,7 @@ def test_a_revoked_token_no_longer_authenticates(owner):
 
 
 def test_the_token_of_an_inactive_user_does_not_authenticate(owner):
-    _, plaintext = api_token_create(user=owner, name="ci")
+    _, plaintext = project_token(user=owner, name="ci")
     owner.is_active = False
     owner.save()
 

@@ -11,8 +11,8 @@ import pytest
 from django.db import connection
 from django.test import Client
 
-from loopguard_site.accounts.services import api_token_create
 from tests.conftest import database_url
+from tests.members import member, project_token
 
 
 def terminate_backend_of_this_process() -> None:
@@ -26,7 +26,7 @@ def terminate_backend_of_this_process() -> None:
 
 @pytest.mark.django_db(transaction=True)
 def test_a_dropped_connection_fails_one_api_request_with_503_and_the_next_succeeds(live_services, django_user_model):
-    _, token = api_token_create(user=django_user_model.objects.create_user("alice"), name="t")
+    _, token = project_token(user=member(django_user_model.objects.create_user("alice")), name="t")
     api = Client(HTTP_AUTHORIZATION=f"Bearer {token}", raise_request_exception=False)
     assert api.get("/api/sessions").status_code == 200
 
@@ -46,7 +46,7 @@ def test_a_dropped_connection_fails_one_api_request_with_503_and_the_next_succee
 @pytest.mark.django_db(transaction=True)
 def test_a_dropped_connection_fails_one_page_with_503_and_the_next_succeeds(live_services, django_user_model):
     browser = Client(raise_request_exception=False)
-    browser.force_login(django_user_model.objects.create_user("alice"))
+    browser.force_login(member(django_user_model.objects.create_user("alice")))
 
     terminate_backend_of_this_process()
     failed = browser.get("/")

@@ -19,9 +19,9 @@ from django.test import Client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from loopguard_site.accounts.services import api_token_create
 from loopguard_site.asgi import application
 from loopguard_site.transcripts.services import session_create_live
+from tests.members import member, project_token
 
 FUZZ = settings(
     deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
@@ -79,8 +79,8 @@ def messages(draw) -> bytes:
 
 @pytest.fixture
 def producer(django_user_model):
-    user = django_user_model.objects.create_user("producer")
-    _, token = api_token_create(user=user, name="fuzz")
+    user = member(django_user_model.objects.create_user("producer"))
+    _, token = project_token(user=user, name="fuzz")
     return user, token
 
 

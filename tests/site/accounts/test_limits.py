@@ -12,21 +12,21 @@ from asgiref.sync import async_to_sync
 from channels.testing import WebsocketCommunicator
 from django.test import Client
 
-from loopguard_site.accounts.services import api_token_create
 from loopguard_site.asgi import application
 from loopguard_site.transcripts.services import session_create_live
+from tests.members import member, project_token
 
 NOON = datetime.datetime(2026, 11, 22, 12, 0, tzinfo=datetime.UTC)
 
 
 def token_client(user) -> tuple[Client, str]:
-    _, token = api_token_create(user=user, name="limits")
+    _, token = project_token(user=user, name="limits")
     return Client(HTTP_AUTHORIZATION=f"Bearer {token}"), token
 
 
 @pytest.fixture
 def user(django_user_model):
-    return django_user_model.objects.create_user("producer")
+    return member(django_user_model.objects.create_user("producer"))
 
 
 @pytest.mark.django_db
@@ -46,6 +46,23 @@ def test_a_token_gets_its_quota_then_429_with_backing_off_retry_after(settings, 
         clock.move_to(NOON + datetime.timedelta(hours=12))  # midnight: a new day
         assert [api.get("/api/sessions").status_code for _ in range(4)] == [200, 200, 200, 429]
         assert api.get("/api/sessions")["Retry-After"] == "2"
+
+
+@pytest.mark.django_db
+def test_the_openai_compatible_proxy_counts_against_the_same_quota(settings, user):
+    settings.LOOPGUARD_TOKEN_DAILY_QUOTA = 3
+    api, _ = token_client(user)
+    with time_machine.travel(NOON, tick=False):
+        assert api.get("/api/sessions").status_code == 200
+        # a body without a model is refused by the proxy itself, after the quota counted the call
+        answers = [api.post("/v1/chat/completions", {}, content_type="application/json") for _ in range(4)]
+        assert [r.status_code for r in answers] == [400, 400, 429, 429]
+        assert [r.get("Retry-After") for r in answers] == [None, None, "1", "2"]
+        assert json.loads(answers[2].content)["error"]["type"] == "rate_limit_error"
+        assert json.loads(answers[2].content)["error"]["message"] == (
+            "this token's daily quota is used up (LOOPGUARD_TOKEN_DAILY_QUOTA)"
+        )
+        assert api.get("/api/sessions")["Retry-After"] == "4"  # one count for both doors
 
 
 @pytest.mark.django_db

@@ -17,9 +17,9 @@ import pytest
 import redis
 
 from detector.live_client import LiveSession
-from loopguard_site.accounts.services import api_token_create
 from loopguard_site.transcripts.models import Event, Session
 from tests.lab_server import lab  # noqa: F401 - the fixture
+from tests.members import member, project_token
 from tests.openai_stub import corpus_row, row_events
 
 NORMAL_ROW = "ae-gpt4turbo-sudoku-grids"
@@ -77,7 +77,7 @@ def own_redis(tmp_path) -> Iterator[RedisServer]:
 
 @pytest.mark.django_db(transaction=True)
 def test_a_redis_restart_mid_stream_is_resumed_with_nothing_lost(lab, own_redis, django_user_model):  # noqa: F811
-    _, token = api_token_create(user=django_user_model.objects.create_user("producer"), name="tests")
+    _, token = project_token(user=member(django_user_model.objects.create_user("producer")), name="tests")
     server = lab(REDIS_URL=own_redis.url)
     events = row_events(corpus_row(NORMAL_ROW))
     messages = [events[i : i + BATCH] for i in range(0, len(events), BATCH)]

@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from loopguard_site.accounts.csp import POLICY
+from tests.members import member
 from tests.shared_paths import REPO_ROOT
 
 PRODUCTION = {
@@ -35,7 +36,7 @@ def test_a_form_post_without_its_csrf_token_is_refused(django_user_model):
     from django.test import Client
 
     browser = Client(enforce_csrf_checks=True)
-    browser.force_login(django_user_model.objects.create_user("alice"))
+    browser.force_login(member(django_user_model.objects.create_user("alice")))
     assert browser.post("/review/adjudicate", {"detection": "1", "label": "true_loop"}).status_code == 403
     assert browser.post("/upload/", {"format": "auto"}).status_code == 403
     assert browser.post("/accounts/logout/").status_code == 403

@@ -8,16 +8,16 @@ import re
 import pytest
 from django.test import Client
 
-from loopguard_site.accounts.models import ApiToken
-from loopguard_site.accounts.services import api_token_create
+from loopguard_site.accounts.models import ApiToken, Project
 from loopguard_site.accounts.tokens import token_hash
+from tests.members import member, project_token
 
 PLAINTEXT = re.compile(r'<pre class="token-plaintext">(lg_[A-Za-z0-9_-]{43})</pre>')
 
 
 @pytest.fixture
 def alice(django_user_model):
-    return django_user_model.objects.create_user("alice")
+    return member(django_user_model.objects.create_user("alice"))
 
 
 @pytest.fixture
@@ -49,7 +49,7 @@ def test_it_refuses_a_nameless_token(browser, alice):
 
 @pytest.mark.django_db
 def test_a_revoked_token_no_longer_authenticates(browser, alice):
-    token, plaintext = api_token_create(user=alice, name="old")
+    token, plaintext = project_token(user=alice, name="old")
     api = Client(HTTP_AUTHORIZATION=f"Bearer {plaintext}")
     assert api.get("/api/sessions").status_code == 200
 
@@ -61,8 +61,10 @@ def test_a_revoked_token_no_longer_authenticates(browser, alice):
 
 
 @pytest.mark.django_db
-def test_nobody_revokes_another_users_token(browser, django_user_model):
-    token, plaintext = api_token_create(user=django_user_model.objects.create_user("bob"), name="bob's")
+def test_nobody_revokes_a_token_of_a_project_they_do_not_administer(browser, django_user_model):
+    bobs = Project.objects.create(name="bobs")
+    bob = member(django_user_model.objects.create_user("bob"), project=bobs)
+    token, plaintext = project_token(user=bob, name="bob's", project=bobs)
 
     assert browser.post(f"/accounts/tokens/{token.pk}/revoke").status_code == 404
     assert browser.get("/accounts/tokens/").content.decode().count("bob's") == 0

@@ -20,10 +20,10 @@ import pytest
 from selenium.common.exceptions import NoAlertPresentException
 from selenium.webdriver.common.by import By
 
-from loopguard_site.accounts.services import api_token_create
 from loopguard_site.replay.services import replay_session
 from loopguard_site.transcripts.models import Session
 from tests.browser import login, wait_for
+from tests.members import member, project_token
 
 PAYLOADS = (
     "<script>window.__xss=1;document.title='PW'+'NED';alert(1)</script>",
@@ -90,8 +90,8 @@ def assert_nothing_ran(driver, path: str) -> None:
 @pytest.mark.django_db(transaction=True)
 def test_no_payload_runs_on_any_page(chromium_driver, daphne_live_server, django_user_model):
     driver, server = chromium_driver, daphne_live_server
-    user = django_user_model.objects.create_user("viewer", is_staff=True)
-    _, token = api_token_create(user=user, name="xss")
+    user = member(django_user_model.objects.create_user("viewer", is_staff=True))
+    _, token = project_token(user=user, name="xss")
     query = urllib.parse.urlencode({"format": "events", "title": PAYLOAD})
     (stored,) = api_post(server, token, f"/api/sessions?{query}", transcript_lines().encode())["sessions"]
     replay_session(session=Session.objects.get(pk=stored["id"]), profile_name="default")

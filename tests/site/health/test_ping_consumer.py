@@ -9,14 +9,14 @@ from channels.testing import WebsocketCommunicator
 from channels_redis.pubsub import RedisPubSubChannelLayer
 from django.contrib.auth import get_user_model
 
-from loopguard_site.accounts.services import api_token_create
 from loopguard_site.asgi import application
+from tests.members import member, project_token
 
 
 @pytest.mark.django_db(transaction=True)
 def test_it_echoes_to_every_socket_of_the_group_through_redis(live_services):
     assert isinstance(get_channel_layer(), RedisPubSubChannelLayer)
-    _, token = api_token_create(user=get_user_model().objects.create_user("viewer"), name="test")
+    _, token = project_token(user=member(get_user_model().objects.create_user("viewer")), name="test")
 
     async def scenario() -> tuple:
         by_header = WebsocketCommunicator(
@@ -55,7 +55,7 @@ def test_it_refuses_a_socket_without_a_valid_token(live_services, path, headers)
 
 @pytest.mark.django_db(transaction=True)
 def test_it_refuses_a_cross_site_browser_socket(live_services):
-    _, token = api_token_create(user=get_user_model().objects.create_user("viewer"), name="test")
+    _, token = project_token(user=member(get_user_model().objects.create_user("viewer")), name="test")
     headers = [(b"authorization", f"Bearer {token}".encode()), (b"origin", b"https://evil.example")]
 
     async def scenario() -> tuple:

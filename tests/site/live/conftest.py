@@ -12,12 +12,13 @@ from channels.testing import WebsocketCommunicator
 from django.test import Client
 
 from detector.monitor import Monitor
-from loopguard_site.accounts.services import api_token_create
+from loopguard_site.accounts.models import Role
 from loopguard_site.asgi import application
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.services import session_create_live
 from tests.browser import chromium_driver, daphne_live_server  # noqa: F401 (fixtures)
 from tests.lab_server import lab  # noqa: F401 (fixture)
+from tests.members import member, project_token
 from tests.shared_paths import shared_path
 
 TIMEOUT = 10  # seconds a socket may take to answer before the test fails
@@ -72,8 +73,10 @@ class Account:
 
 
 def account(django_user_model, name: str) -> Account:
-    user = django_user_model.objects.create_user(name)
-    return Account(user, api_token_create(user=user, name="tests")[1])
+    """A reviewer of the project "default" (who may stream into the sessions
+    they create, not into others') with a token."""
+    user = member(django_user_model.objects.create_user(name), Role.REVIEWER)
+    return Account(user, project_token(user=user, name="tests")[1])
 
 
 @pytest.fixture

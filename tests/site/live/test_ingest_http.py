@@ -189,4 +189,4 @@ def test_a_session_deleted_while_streaming_answers_404(live_session, producer):
     answer = client.post(
         f"/api/sessions/{pk}/events", data={"seq": 2, "events": [HELLO]}, content_type="application/json"
     )
-    assert (answer.status_code, answer.json()["error"]) == (404, f"no session {pk}")
+    assert (answer.status_code, answer.json()["error"]) == (404, f"no session with id {pk}")

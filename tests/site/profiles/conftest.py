@@ -10,6 +10,7 @@ from loopguard_site.profiles.tuning import LabelledStream
 from loopguard_site.review.services import label_session_set
 from loopguard_site.transcripts.models import Event, Session
 from loopguard_site.transcripts.services import session_create_from_events
+from tests.members import member
 from tests.shared_paths import shared_path
 
 ROW_IDS = (
@@ -83,4 +84,4 @@ def labelled_sessions(reviewer) -> dict:
 
 @pytest.fixture
 def reviewer(django_user_model):
-    return django_user_model.objects.create_user("ann")
+    return member(django_user_model.objects.create_user("ann"))

@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from loopguard_site.accounts.services import default_project
 from loopguard_site.profiles.models import ProfileVersion, TuningJob
 from loopguard_site.profiles.services import profiles_import, tuning_job_execute
 
@@ -16,7 +17,7 @@ from .conftest import LOOSE_TOML, labelled_sessions
 @pytest.mark.django_db
 def test_the_tuning_form_creates_a_job_and_its_page_shows_the_result_and_saves_it(client, reviewer):
     labelled_sessions(reviewer)
-    profiles_import(text=LOOSE_TOML, user=reviewer)
+    profiles_import(project=default_project(), text=LOOSE_TOML, user=reviewer)
     client.force_login(reviewer)
     assert "<option>loose</option>" in client.get("/profiles/tune").content.decode()
 
@@ -46,8 +47,10 @@ def test_the_tuning_form_creates_a_job_and_its_page_shows_the_result_and_saves_i
 
 @pytest.mark.django_db
 def test_the_profile_page_compares_two_versions(client, reviewer):
-    profiles_import(text=LOOSE_TOML, user=reviewer)
-    profiles_import(text=LOOSE_TOML.replace("min_occurrences = 2", "min_occurrences = 4"), user=reviewer)
+    profiles_import(project=default_project(), text=LOOSE_TOML, user=reviewer)
+    profiles_import(
+        project=default_project(), text=LOOSE_TOML.replace("min_occurrences = 2", "min_occurrences = 4"), user=reviewer
+    )
     client.force_login(reviewer)
     listing = client.get("/profiles/").content.decode()
     assert '<a href="/profiles/loose/">loose</a></td><td>*</td><td class="num">2</td>' in listing

@@ -11,6 +11,7 @@ import pytest
 
 from detector.config import load_config
 from detector.monitor import Monitor
+from loopguard_site.accounts.services import default_project
 from loopguard_site.profiles.models import ProfileVersion, TuningJob
 from loopguard_site.profiles.selectors import profiles_config
 from loopguard_site.profiles.services import (
@@ -29,8 +30,8 @@ from .conftest import LOOSE_TOML, labelled_sessions
 
 def tuned_version(reviewer) -> tuple[dict, TuningJob, ProfileVersion]:
     sessions = labelled_sessions(reviewer)
-    (loose,) = profiles_import(text=LOOSE_TOML, user=reviewer)
-    job = tuning_job_create(user=reviewer, model_glob="*", base_profile="loose")
+    (loose,) = profiles_import(project=default_project(), text=LOOSE_TOML, user=reviewer)
+    job = tuning_job_create(project=default_project(), user=reviewer, model_glob="*", base_profile="loose")
     tuning_job_execute(job_id=job.pk)
     job.refresh_from_db()
     version = profile_from_tuning(job=job, name="loose", models=["gpt-4o*", "*kimi*"], user=reviewer)
@@ -57,7 +58,11 @@ def test_a_tuning_job_on_labelled_sessions_removes_the_false_positive(reviewer):
     assert version.table["tool_dedup"]["min_occurrences"] == 3
     # the detectors keep their order (the order they report in), whatever the database does with JSON
     assert list(version.table) == ["models", "description", "text_loop", "tool_repetition", "tool_dedup"]
-    assert list(profiles_config().select("loose").detectors) == ["text_loop", "tool_repetition", "tool_dedup"]
+    assert list(profiles_config(default_project().pk).select("loose").detectors) == [
+        "text_loop",
+        "tool_repetition",
+        "tool_dedup",
+    ]
     assert version.models == ["gpt-4o*", "*kimi*"]
 
 
@@ -72,10 +77,10 @@ def test_the_export_loaded_by_detector_gives_the_detections_of_the_labs_replay(r
 
     config = load_config(path)
     assert list(config.profiles)[0] == "loose"
-    assert config.select(model="kimi-k2.6") == profiles_config().select("loose")
+    assert config.select(model="kimi-k2.6") == profiles_config(default_project().pk).select("loose")
     assert config.select("loose").version == version.version
     for session in sessions.values():
-        replay_session(session=session, profile_name="loose", config=profiles_config())
+        replay_session(session=session, profile_name="loose", config=profiles_config(default_project().pk))
         monitor = Monitor("loose", config=config, model=session.model)
         found = []
         for data in Event.objects.filter(session=session).order_by("seq").values_list("data", flat=True):
@@ -156,7 +161,7 @@ def test_profiles_api_errors(reviewer):
 
 @pytest.mark.django_db
 def test_a_job_without_labelled_sessions_fails_with_the_reason(reviewer):
-    job = tuning_job_create(user=reviewer, model_glob="nothing*", base_profile="default")
+    job = tuning_job_create(project=default_project(), user=reviewer, model_glob="nothing*", base_profile="default")
     tuning_job_execute(job_id=job.pk)
     tuning_job_execute(job_id=job.pk)  # a second delivery finds it taken
     job.refresh_from_db()
@@ -174,7 +179,7 @@ def test_loopguard_scan_reads_the_export_and_picks_the_stored_profile_by_model(r
     transcript = tmp_path / "session.jsonl"
     events = Event.objects.filter(session=session).order_by("seq").values_list("data", flat=True)
     transcript.write_text("".join(json.dumps(data) + "\n" for data in events))
-    replay_session(session=session, profile_name="loose", config=profiles_config())
+    replay_session(session=session, profile_name="loose", config=profiles_config(default_project().pk))
 
     result = subprocess.run(
         [str(LOOPGUARD), "scan", "--json", "--config", str(config), str(transcript)],

@@ -7,11 +7,12 @@ import pytest
 from asgiref.sync import async_to_sync
 from channels.testing import WebsocketCommunicator
 
-from loopguard_site.accounts.services import api_token_create
+from loopguard_site.accounts.services import default_project
 from loopguard_site.asgi import application
 from loopguard_site.celery import app
 from loopguard_site.profiles.models import TuningJob
 from loopguard_site.profiles.services import profiles_import
+from tests.members import project_token
 from tests.site.review.conftest import token_client
 
 from .conftest import LOOSE_TOML, labelled_sessions
@@ -23,14 +24,14 @@ FINISHED = ("done", "failed")
 def test_a_worker_process_tunes_and_progress_arrives_over_the_websocket(celery_worker_process, reviewer, monkeypatch):
     worker = celery_worker_process
     sessions = labelled_sessions(reviewer)
-    profiles_import(text=LOOSE_TOML, user=reviewer)
+    profiles_import(project=default_project(), text=LOOSE_TOML, user=reviewer)
     monkeypatch.setitem(app.conf, "task_default_queue", worker.queue)
     api = token_client(reviewer)
     created = api.post("/api/tuning", {"model": "*", "profile": "loose"}, content_type="application/json")
     assert created.status_code == 202
     job_id = created.json()["id"]
     assert created.json() == {"id": job_id, "state": "queued"}
-    _, token = api_token_create(user=reviewer, name="socket")
+    _, token = project_token(user=reviewer, name="socket")
 
     async def watch() -> list[dict]:
         socket = WebsocketCommunicator(
@@ -78,8 +79,8 @@ def test_a_worker_process_tunes_and_progress_arrives_over_the_websocket(celery_w
 )
 @pytest.mark.django_db(transaction=True)
 def test_it_refuses_a_socket_without_a_token_or_for_an_unknown_job(live_services, reviewer, path, authorised, refusal):
-    job = TuningJob.objects.create(model_glob="*", base_profile="default")
-    _, token = api_token_create(user=reviewer, name="test")
+    job = TuningJob.objects.create(project=default_project(), model_glob="*", base_profile="default")
+    _, token = project_token(user=reviewer, name="test")
     headers = [(b"authorization", f"Bearer {token}".encode())] if authorised else []
 
     async def scenario() -> tuple:

@@ -11,10 +11,10 @@ import openai
 import pytest
 
 from detector.config import builtin_config
-from loopguard_site.accounts.services import api_token_create
 from loopguard_site.replay.models import Detection
 from loopguard_site.transcripts.models import Event, Session
 from tests.lab_server import lab  # noqa: F401 - the fixture
+from tests.members import member, project_token
 from tests.openai_stub import StubUpstream, corpus_row, openai_chunks, reference_stop, row_events
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -28,12 +28,12 @@ MESSAGES = [{"role": "user", "content": "Can you make ASCII art?"}]
 
 @pytest.fixture
 def user(django_user_model):
-    return django_user_model.objects.create_user("client")
+    return member(django_user_model.objects.create_user("client"))
 
 
 @pytest.fixture
 def token(user) -> str:
-    return api_token_create(user=user, name="proxy tests")[1]
+    return project_token(user=user, name="proxy tests")[1]
 
 
 def proxied(lab, stub: StubUpstream, token: str, **env: str) -> openai.OpenAI:  # noqa: F811

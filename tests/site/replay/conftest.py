@@ -15,10 +15,10 @@ from django.test import Client
 
 from detector.importers import parse_path
 from detector.monitor import Monitor
-from loopguard_site.accounts.services import api_token_create
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.services import session_create_from_events
 from tests.browser import chromium_driver, daphne_live_server  # noqa: F401 (fixtures)
+from tests.members import member, project_token
 from tests.shared_paths import REPO_ROOT
 
 DEMO_DIR = REPO_ROOT / "fixtures" / "demo"
@@ -78,10 +78,10 @@ def stored_detections(session: Session, profile: str) -> list[dict]:
 
 @pytest.fixture
 def user():
-    return get_user_model().objects.create_user("owner")
+    return member(get_user_model().objects.create_user("owner"))
 
 
 @pytest.fixture
 def api(user) -> Client:
-    _, token = api_token_create(user=user, name="test")
+    _, token = project_token(user=user, name="test")
     return Client(HTTP_AUTHORIZATION=f"Bearer {token}")

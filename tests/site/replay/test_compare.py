@@ -8,6 +8,7 @@ import pytest
 from loopguard_site.replay.compare import compare_profiles
 from loopguard_site.replay.metrics import ProfileMetrics
 from loopguard_site.replay.services import replay_job_create, replay_job_session_execute
+from loopguard_site.transcripts.models import Session
 
 from .conftest import first_firing_seq, scan_count, scan_json, store_demo
 
@@ -27,7 +28,7 @@ def test_it_lists_differing_detections_and_which_profile_fired_first(user):
     riddle, tools, clean = store_demo(RIDDLE, tags=("loop",)), store_demo(TOOLS), store_demo(CLEAN, tags=("normal",))
     replayed(user, [riddle, tools, clean], ["default", "seed000"])
 
-    result = compare_profiles(session_ids=None, profile_a="default", profile_b="seed000")
+    result = compare_profiles(among=Session.objects.all(), session_ids=None, profile_a="default", profile_b="seed000")
 
     rows = {row.session_id: row for row in result.sessions}
     assert list(rows) == [riddle.pk, tools.pk, clean.pk]
@@ -54,7 +55,9 @@ def test_the_same_detections_under_both_profiles_are_common_and_fire_together(us
     tools = store_demo(TOOLS)
     replayed(user, [tools], ["default", "preview"])
 
-    (row,) = compare_profiles(session_ids=[tools.pk], profile_a="default", profile_b="preview").sessions
+    (row,) = compare_profiles(
+        among=Session.objects.all(), session_ids=[tools.pk], profile_a="default", profile_b="preview"
+    ).sessions
 
     assert (row.common, row.only, row.earlier, row.differs) == (
         scan_count(TOOLS, "default"), {"default": [], "preview": []}, "same", False
@@ -67,7 +70,12 @@ def test_sessions_not_replayed_under_both_profiles_are_set_apart(user):
     replayed(user, [both], ["default", "gemini"])
     replayed(user, [one_only], ["default"])
 
-    result = compare_profiles(session_ids=[both.pk, one_only.pk, never.pk], profile_a="default", profile_b="gemini")
+    result = compare_profiles(
+        among=Session.objects.all(),
+        session_ids=[both.pk, one_only.pk, never.pk],
+        profile_a="default",
+        profile_b="gemini",
+    )
 
     assert [row.session_id for row in result.sessions] == [both.pk]
     assert result.not_replayed == [one_only.pk, never.pk]

@@ -11,7 +11,6 @@ from asgiref.sync import async_to_sync
 from celery.signals import task_postrun
 from channels.testing import WebsocketCommunicator
 
-from loopguard_site.accounts.services import api_token_create
 from loopguard_site.asgi import application
 from loopguard_site.celery import app
 from loopguard_site.embedded_worker import EmbeddedWorker
@@ -19,6 +18,7 @@ from loopguard_site.replay import services
 from loopguard_site.replay.messages import send_job_progress
 from loopguard_site.replay.models import Detection, ReplayJob
 from loopguard_site.replay.services import replay_job_create
+from tests.members import project_token
 
 from .conftest import scan_json, store_demo, stored_detections
 
@@ -64,7 +64,7 @@ def test_progress_sent_from_a_worker_thread_reaches_the_jobs_socket_at_once(user
     # The embedded worker's threads send with their own event loops; the
     # socket's consumer waits on Daphne's (here: the test's) loop.
     job = replay_job_create(user=user, profiles=["default"], session_ids=[store_demo(TOOLS).pk])
-    _, token = api_token_create(user=user, name="test")
+    _, token = project_token(user=user, name="test")
 
     async def scenario() -> list:
         socket = WebsocketCommunicator(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from detector.config import builtin_config
+from loopguard_site.accounts.services import default_project
 from loopguard_site.profiles.services import profile_version_create
 from loopguard_site.replay.models import Detection, ReplayJob, ReplayRun
 from loopguard_site.replay.services import (
@@ -240,7 +241,13 @@ def test_a_task_for_a_deleted_job_returns_quietly(user):
 @pytest.mark.django_db
 def test_a_stored_profile_can_be_replayed_by_name(user):
     # "strict" is the default profile stored under a new name: same detections.
-    profile_version_create(profile=builtin_config().profiles["default"], name="strict", user=user, origin="import")
+    profile_version_create(
+        project=default_project(),
+        profile=builtin_config().profiles["default"],
+        name="strict",
+        user=user,
+        origin="import",
+    )
     session = store_demo(TOOLS)
     job = replay_job_create(user=user, profiles=["strict"], session_ids=[session.pk])
 

@@ -17,12 +17,12 @@ from channels.testing import WebsocketCommunicator
 from channels_redis.pubsub import RedisPubSubChannelLayer
 from django.db import connection
 
-from loopguard_site.accounts.services import api_token_create
 from loopguard_site.asgi import application
 from loopguard_site.celery import app
 from loopguard_site.replay.services import replay_job_create
 from loopguard_site.replay.tasks import replay_session_runs
 from loopguard_site.transcripts.models import Session
+from tests.members import project_token
 
 from .conftest import scan_count, scan_json, store_demo, stored_detections
 
@@ -41,7 +41,7 @@ def test_a_worker_process_replays_the_job_and_progress_arrives_over_the_websocke
     # The job's first task goes to the worker's own queue; the rest follow it there.
     monkeypatch.setitem(app.conf, "task_default_queue", worker.queue)
     job = replay_job_create(user=user, profiles=list(PROFILES), session_ids=[s.pk for s in sessions.values()])
-    _, token = api_token_create(user=user, name="test")
+    _, token = project_token(user=user, name="test")
 
     async def watch() -> tuple:
         socket = WebsocketCommunicator(
@@ -89,7 +89,7 @@ def test_a_worker_process_replays_the_job_and_progress_arrives_over_the_websocke
 def test_it_refuses_a_socket_without_a_token_or_for_an_unknown_job(live_services, user, path, headers, refusal):
     session = store_demo(FILES[0])
     job = replay_job_create(user=user, profiles=["default"], session_ids=[session.pk])
-    _, token = api_token_create(user=user, name="test")
+    _, token = project_token(user=user, name="test")
     if headers == "TOKEN":
         headers = [(b"authorization", f"Bearer {token}".encode())]
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from loopguard_site.accounts.services import api_token_create
+from loopguard_site.accounts.models import Role
 from loopguard_site.replay.services import replay_session
 from loopguard_site.transcripts.models import Session
 from tests.browser import chromium_driver, daphne_live_server  # noqa: F401 (fixtures for the browser tests)
+from tests.members import member, project_token
 from tests.site.replay.conftest import store_demo
 
 TOOLS_LOOP = "loop-tools-readmediafile.jsonl"
@@ -23,20 +24,20 @@ def replayed(name: str, profile: str = "default") -> Session:
 
 
 def token_client(user) -> Client:
-    _, token = api_token_create(user=user, name="test")
+    _, token = project_token(user=user, name="test")
     return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 
 
 @pytest.fixture
 def ann(django_user_model):
-    return django_user_model.objects.create_user("ann")
+    return member(django_user_model.objects.create_user("ann"), Role.REVIEWER)
 
 
 @pytest.fixture
 def bob(django_user_model):
-    return django_user_model.objects.create_user("bob")
+    return member(django_user_model.objects.create_user("bob"), Role.REVIEWER)
 
 
 @pytest.fixture
 def admin(django_user_model):
-    return django_user_model.objects.create_user("root", is_staff=True)
+    return member(django_user_model.objects.create_user("root", is_staff=True))

@@ -7,6 +7,7 @@ import pytest
 from loopguard_site.replay.compare import compare_profiles
 from loopguard_site.replay.services import replay_job_create, replay_job_session_execute
 from loopguard_site.review.services import label_detection_set
+from loopguard_site.transcripts.models import Session
 from tests.site.replay.conftest import store_demo
 
 from .conftest import REASONING_LOOP, TOOLS_LOOP
@@ -22,7 +23,9 @@ def test_compare_uses_the_review_label_over_the_tag(ann):
     (detection,) = mislabelled.detections.filter(profile="default")
     label_detection_set(detection=detection, reviewer=ann, label="true_loop")
 
-    comparison = compare_profiles(session_ids=None, profile_a="default", profile_b="gemini")
+    comparison = compare_profiles(
+        among=Session.objects.all(), session_ids=None, profile_a="default", profile_b="gemini"
+    )
 
     assert [(s.session_id, s.label) for s in comparison.sessions] == [(mislabelled.pk, "loop"), (tagged.pk, "loop")]
     assert (comparison.metrics["default"].loops, comparison.metrics["default"].recall) == (2, 1.0)

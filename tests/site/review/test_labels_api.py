@@ -9,6 +9,7 @@ from django.test import Client
 from loopguard_site.replay.services import replay_session
 from loopguard_site.review.models import Adjudication, Label
 from loopguard_site.review.selectors import agreement_rows, disagreements, session_truths
+from loopguard_site.transcripts.models import Session
 
 from .conftest import REASONING_LOOP, TOOLS_LOOP, replayed, token_client
 
@@ -177,7 +178,7 @@ def test_agreement_and_disagreements_and_only_an_admin_adjudicates(ann, bob, adm
             f"/api/detections/{detection.pk}/labels", {"label": label}, content_type="application/json"
         )
 
-    rows = {(r["detector"], r["model"]): r for r in agreement_rows()}
+    rows = {(r["detector"], r["model"]): r for r in agreement_rows(Session.objects.all())}
     model = "kimi-k2.6 thinking (via opencode go plan)"
     assert rows[("backoff", model)] == {
         "detector": "backoff",
@@ -189,7 +190,7 @@ def test_agreement_and_disagreements_and_only_an_admin_adjudicates(ann, bob, adm
         "kappa": 0.0,
     }
     assert rows[("tool_repetition", model)]["kappa"] is None  # one category only: chance agreement is 1
-    (row,) = disagreements()
+    (row,) = disagreements(Session.objects.all())
     assert (row["item"], row["labels"]) == (
         "backoff|backoff_advised|session|1|3|3",
         [("ann", "true_loop", ""), ("bob", "false_positive", "")],
@@ -197,7 +198,10 @@ def test_agreement_and_disagreements_and_only_an_admin_adjudicates(ann, bob, adm
 
     body = {"session": tools.pk, "item": row["item"], "label": "false_positive"}
     refused = token_client(bob).post("/api/adjudications", body, content_type="application/json")
-    assert (refused.status_code, refused.json()["error"]) == (403, "only an admin can adjudicate")
+    assert (refused.status_code, refused.json()["error"]) == (
+        403,
+        "this needs the admin role in the session's project; you are a reviewer",
+    )
     accepted = token_client(admin).post("/api/adjudications", body, content_type="application/json")
     assert (accepted.status_code, accepted.json()) == (201, body)
     assert Adjudication.objects.get().adjudicator == admin

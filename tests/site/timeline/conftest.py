@@ -12,6 +12,7 @@ from loopguard_site.replay.services import replay_session
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.services import session_import_file
 from tests.browser import chromium_driver, daphne_live_server  # noqa: F401 (fixtures of the browser tests)
+from tests.members import member
 from tests.shared_paths import REPO_ROOT
 
 DEMO_DIR = REPO_ROOT / "fixtures" / "demo"
@@ -40,7 +41,7 @@ def monitor_results(name: str, profile: str) -> tuple[list[dict], list[dict]]:
 
 @pytest.fixture
 def user(django_user_model):
-    return django_user_model.objects.create_user("reviewer")
+    return member(django_user_model.objects.create_user("reviewer"))
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from loopguard_site.timeline.panels import HEAD_CHARS
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.services import session_create_from_events
 from tests.browser import WAIT_SECONDS, login, wait_for
+from tests.members import member
 
 from .conftest import REASONING_LOOP, TOOLS_LOOP, monitor_results, replayed_demo
 
@@ -69,7 +70,7 @@ def test_the_page_highlights_the_loop_draws_the_timeline_and_scrolls_to_a_clicke
     driver = chromium_driver
     session = replayed_demo(REASONING_LOOP, ("default", "seed000"))
     (d,) = session.detections.all()
-    user = django_user_model.objects.create_user("viewer")
+    user = member(django_user_model.objects.create_user("viewer"))
 
     shot = open_page(driver, daphne_live_server, user, f"/sessions/{session.pk}/", tmp_path, "riddle")
 
@@ -133,7 +134,7 @@ def test_the_tool_list_marks_repeats_and_a_tool_detection_scrolls_to_its_calls(
     driver = chromium_driver
     session = replayed_demo(TOOLS_LOOP)
     first = session.detections.order_by("event_seq", "id").first()
-    user = django_user_model.objects.create_user("viewer")
+    user = member(django_user_model.objects.create_user("viewer"))
 
     open_page(driver, daphne_live_server, user, f"/sessions/{session.pk}/", tmp_path, "tools")
 
@@ -154,7 +155,7 @@ def test_the_time_axis_toggle_redraws_the_timeline_in_seconds(
 ):
     driver = chromium_driver
     session = replayed_demo("claude-code-thinking-session.jsonl")
-    user = django_user_model.objects.create_user("viewer")
+    user = member(django_user_model.objects.create_user("viewer"))
     open_page(driver, daphne_live_server, user, f"/sessions/{session.pk}/", tmp_path, "claude-code")
     title = "return document.querySelector('#timeline-plot .g-xtitle').textContent"
     assert driver.execute_script(title).startswith("stream position")
@@ -173,7 +174,7 @@ def test_a_window_that_cannot_load_is_said_on_the_page(
 ):
     driver = chromium_driver
     session = replayed_demo(REASONING_LOOP, profiles=())
-    user = django_user_model.objects.create_user("viewer")
+    user = member(django_user_model.objects.create_user("viewer"))
     open_page(driver, daphne_live_server, user, f"/sessions/{session.pk}/", tmp_path, "gone")
     gap = driver.find_element(By.CSS_SELECTOR, ".channel-text button.gap")
     Session.objects.filter(pk=session.pk).delete()
@@ -209,7 +210,7 @@ def test_a_one_megabyte_session_renders_a_bounded_page(
     )
     replay_session(session=session, profile_name="default")
     detections = session.detections.count()
-    user = django_user_model.objects.create_user("viewer")
+    user = member(django_user_model.objects.create_user("viewer"))
 
     open_page(driver, daphne_live_server, user, f"/sessions/{session.pk}/", tmp_path, "big")
 

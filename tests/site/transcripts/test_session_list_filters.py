@@ -22,6 +22,7 @@ def client(client, user):
     client.force_login(user)
     return client
 
+
 # title, model, format, tags, state, events, detections
 ROWS = [
     ("Alpha loop", "gpt-5", "openai", ["prod", "loop"], "stored", 3, 2),

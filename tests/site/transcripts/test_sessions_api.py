@@ -105,7 +105,10 @@ def test_bad_event_paging_is_400_naming_the_parameter(api, stored, query, field,
 def test_a_missing_session_is_404(api, suffix):
     response = api.get(f"/api/sessions/999{suffix}")
 
-    assert (response.status_code, response.json()) == (404, {"error": "no session 999", "field": None, "line": None})
+    assert (response.status_code, response.json()) == (
+        404,
+        {"error": "no session with id 999", "field": None, "line": None},
+    )
 
 
 @pytest.mark.django_db

@@ -8,6 +8,7 @@ from selenium.webdriver.common.by import By
 
 from loopguard_site.transcripts.models import Session
 from tests.browser import login, wait_for
+from tests.members import member
 from tests.shared_paths import FORMATS_DIR
 
 OPENAI = FORMATS_DIR / "openai_stream/vercel__ai__deepseek-tool-call.chunks.txt"
@@ -22,7 +23,7 @@ def outcome_lines(driver) -> list[str]:
 def test_two_files_from_the_file_input_one_good_one_bad(
     chromium_driver, daphne_live_server, django_user_model, tmp_path
 ):
-    user = django_user_model.objects.create_user("uploader")
+    user = member(django_user_model.objects.create_user("uploader"))
     good = tmp_path / "good.chunks.txt"
     good.write_bytes(OPENAI.read_bytes())
     bad = tmp_path / "bad.jsonl"
@@ -50,7 +51,7 @@ def test_two_files_from_the_file_input_one_good_one_bad(
 
 
 def test_files_dropped_on_the_drop_zone_are_uploaded(chromium_driver, daphne_live_server, django_user_model):
-    user = django_user_model.objects.create_user("dropper")
+    user = member(django_user_model.objects.create_user("dropper"))
     driver = chromium_driver
     login(driver, daphne_live_server.url, user)
     driver.get(daphne_live_server.url + "/upload/")

@@ -1,0 +1,64 @@
+"""What replay and tuning jobs share: a job's counters sent to the sockets
+watching it (best effort), and the consumer of such a socket
+(`/ws/replays/<id>`, `/ws/tuning/<id>`)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+
+from asgiref.sync import async_to_sync
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from channels.layers import get_channel_layer
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+
+from loopguard_site.accounts.access import CLOSE_UNAUTHENTICATED, close_code
+
+logger = logging.getLogger(__name__)
+
+
+def send_job_progress_to(group: str, progress: Mapping) -> None:
+    """Tell every socket of `group` a job's current counters. Best effort:
+    the counters are stored already, and a page reads them when it connects,
+    so a channel layer that is down must not fail the job."""
+    try:
+        async_to_sync(get_channel_layer().group_send)(group, {"type": "job.progress", "progress": dict(progress)})
+    except Exception:  # noqa: BLE001 - Redis down, a full channel: the message only
+        logger.warning("%s: progress message not sent", group, exc_info=True)
+
+
+class JobProgressConsumer(AsyncJsonWebsocketConsumer):
+    """A job's progress, live: authenticates, checks the user may see the
+    job (`job_for`, an accounts.access getter: close 4404 for a job not in
+    their projects), sends its counters once, then forwards every progress
+    message of its group. Subclasses name the three functions."""
+
+    job_for: Callable  # (user, job_id) -> job, or Http404 / PermissionDenied
+    group_of: Callable[[int], str]  # job id -> channel group
+    progress_of: Callable  # job -> counters, as the group's messages carry them
+
+    async def connect(self) -> None:
+        user = self.scope["user"]
+        if not user.is_authenticated:
+            await self.close(code=CLOSE_UNAUTHENTICATED)
+            return
+        job_id = self.scope["url_route"]["kwargs"]["job_id"]
+        self.group = type(self).group_of(job_id)
+        # Join first, then read the snapshot: no progress can fall between them.
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        try:
+            job = await database_sync_to_async(type(self).job_for)(user, job_id)
+        except (Http404, PermissionDenied) as refusal:
+            await self.close(code=close_code(refusal))
+            return
+        await self.accept()
+        await self.send_json(type(self).progress_of(job))
+
+    async def disconnect(self, code: int) -> None:
+        if hasattr(self, "group"):
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def job_progress(self, message: dict) -> None:
+        await self.send_json(message["progress"])
