@@ -187,5 +187,5 @@ class ViewerConsumer(LiveConsumer):
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
     async def live_forward(self, message: dict) -> None:
-        for payload in message["payloads"]:
-            await self.send_json(payload)
+        for text in message["texts"]:
+            await self.send(text_data=text)
