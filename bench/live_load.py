@@ -281,20 +281,26 @@ def _own_cpu() -> float:
     return times.user + times.system
 
 
-def bench_user_token() -> tuple[object, str]:
+def bench_user_token() -> tuple[object, object, str]:
+    """The bench's user, an admin of the default project, its project and an API token of it."""
     from django.contrib.auth import get_user_model
 
-    from loopguard_site.accounts.services import api_token_create
+    from loopguard_site.accounts.models import Role
+    from loopguard_site.accounts.services import api_token_create, default_project, membership_set
 
     user = get_user_model().objects.create_user(username="bench-live", password=None)
-    _, token = api_token_create(user=user, name="live load bench")
-    return user, token
+    project = default_project()
+    membership_set(user=user, project=project, role=Role.ADMIN)
+    _, token = api_token_create(user=user, project=project, name="live load bench")
+    return user, project, token
 
 
-def live_sessions(user, count: int) -> list[int]:
+def live_sessions(user, project, count: int) -> list[int]:
     from loopguard_site.transcripts.services import session_create_live
 
-    return [session_create_live(model="bench", title=f"bench {n}", uploader=user).pk for n in range(count)]
+    return [
+        session_create_live(model="bench", title=f"bench {n}", uploader=user, project=project).pk for n in range(count)
+    ]
 
 
 def profile_ingest(text: str, messages: int) -> None:
@@ -306,12 +312,12 @@ def profile_ingest(text: str, messages: int) -> None:
 
     from loopguard_site.live.services import IngestRequest, live_ingest_batch
 
-    user, _ = bench_user_token()
+    user, project, _ = bench_user_token()
     sizes = (1, 10, 100, 500)
     events = [{"type": "content", "text": text[i * DELTA_CHARS : (i + 1) * DELTA_CHARS]} for i in range(messages)]
 
     def ingest_all(size: int) -> float:
-        sessions = live_sessions(user, size)
+        sessions = live_sessions(user, project, size)
         rounds = max(1, messages // size)
         live_ingest_batch([IngestRequest(sid, 1, [events[0]]) for sid in sessions])  # LiveStream rows, Monitors
         start = time.perf_counter()
@@ -383,8 +389,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.profile_ingest:
             profile_ingest(text, args.profile_ingest)
             return 0
-        user, token = bench_user_token()
-        sessions = live_sessions(user, sum(ramp))
+        user, project, token = bench_user_token()
+        sessions = live_sessions(user, project, sum(ramp))
         env = {**env, "LOOPGUARD_TOKEN_DAILY_QUOTA": str(10**12)}  # the bench's one token sends millions of messages
         daphnes = [start_daphne(servers, env, logs / f"daphne-{n}.log") for n in range(args.servers)]
         print(
