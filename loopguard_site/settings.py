@@ -176,12 +176,18 @@ if LOOPGUARD_EMBEDDED:
     # The memory transport is polled: poll often so a queued task starts at once.
     CELERY_BROKER_TRANSPORT_OPTIONS = {"polling_interval": 0.05}
 else:
-    # redis-py 8 reads with a 5 s socket timeout by default, which aborts the
-    # layer's 5 s blocking pop on every quiet socket (channels_redis issue 422).
+    # The pub/sub layer: a group send is one PUBLISH, and each process reads
+    # its subscriptions as a stream. The core layer (channels_redis.core) was
+    # measured dropping viewers' messages under live load (its group sends
+    # find a process's one inbox of 100 messages full) and running out of
+    # pooled connections (bench/live_load.py, BENCHMARKS.md). What the pub/sub
+    # layer gives up, buffering messages while a process is cut off from
+    # Redis, the lab does not rely on: the data is in the database, and a
+    # socket that connects again gets a snapshot.
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 30}]},
+            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+            "CONFIG": {"hosts": [{"address": REDIS_URL}]},
         }
     }
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}

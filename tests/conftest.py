@@ -29,6 +29,17 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.fail("an `embedded` test needs the embedded mode: unset REDIS_URL (./scripts/test does)", pytrace=False)
 
 
+@pytest.fixture(autouse=True)
+def live_ingest_thread_stopped() -> Iterator[None]:
+    """After each test, the live ingest thread (started by a producer socket
+    of the test) closes its database connection and ends: the test database
+    can be dropped at the end of the run."""
+    yield
+    from loopguard_site.live.ingest_worker import ingest_worker
+
+    ingest_worker.stop()
+
+
 @pytest.fixture(scope="session")
 def live_services(django_db_blocker) -> None:
     """Full mode: PostgreSQL and Redis must be configured and answer."""

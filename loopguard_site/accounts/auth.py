@@ -29,7 +29,12 @@ def request_token_user(request: HttpRequest) -> AbstractBaseUser | None:
 def request_token_key(request: HttpRequest) -> str:
     """A name for the bearer token of a request that carries one (for
     counters): part of its hash, never the token itself."""
-    return token_hash(bearer_token(request.headers.get("Authorization")) or "")[:32]
+    return token_counter_key(bearer_token(request.headers.get("Authorization")) or "")
+
+
+def token_counter_key(token: str) -> str:
+    """A name for an API token in counters: part of its hash, never the token itself."""
+    return token_hash(token)[:32]
 
 
 def scope_token(scope: dict) -> str | None:

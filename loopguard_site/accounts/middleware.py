@@ -9,13 +9,15 @@ from channels.db import database_sync_to_async
 from channels.security.websocket import OriginValidator
 from django.conf import settings
 
-from .auth import scope_token
+from .auth import scope_token, token_counter_key
 from .selectors import api_token_user
 
 
 class ApiTokenAuthMiddleware:
-    """Sets `scope["user"]` from an API token when the connection carries one;
-    otherwise the login session's user (AuthMiddlewareStack) stays."""
+    """Sets `scope["user"]` from an API token when the connection carries one,
+    and `scope["api_token_key"]` (`token_counter_key`: what the token's daily
+    quota is counted under); otherwise the login session's user
+    (AuthMiddlewareStack) stays, with no `api_token_key`."""
 
     def __init__(self, inner):
         self.inner = inner
@@ -25,7 +27,7 @@ class ApiTokenAuthMiddleware:
         if token is not None:
             user = await database_sync_to_async(api_token_user)(token)
             if user is not None:
-                scope = {**scope, "user": user}
+                scope = {**scope, "user": user, "api_token_key": token_counter_key(token)}
         return await self.inner(scope, receive, send)
 
 

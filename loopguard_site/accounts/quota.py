@@ -3,8 +3,9 @@ every lab process sees it: Django's cache (Redis in full mode; in embedded
 mode the one lab process's memory).
 
 A token may make LOOPGUARD_TOKEN_DAILY_QUOTA authenticated calls a UTC day,
-JSON API and OpenAI-compatible proxy together; past it the call is refused with 429. Its `Retry-After` follows the
-exponential backoff of detector/backoff.py (1, 2, 4, ... seconds for the
+JSON API, OpenAI-compatible proxy and live producer socket messages
+together; past it the call is refused (429 over HTTP, an error message on a
+socket). Its `Retry-After` follows the exponential backoff of detector/backoff.py (1, 2, 4, ... seconds for the
 1st, 2nd, 3rd refusal of the day, no jitter: a client owns its key), and is
 never later than the next midnight, when the quota starts afresh. The
 counters are keyed by day, so nothing has to reset them; they expire after
@@ -29,22 +30,31 @@ KEEP_SECONDS = 2 * 24 * 3600
 QUOTA_USED_UP = "this token's daily quota is used up (LOOPGUARD_TOKEN_DAILY_QUOTA)"
 
 
-def _count(key: str) -> int:
-    """Add one to a counter (created at 0) and return its new value."""
+def _count(key: str, calls: int) -> int:
+    """Add `calls` to a counter (created at 0) and return its new value."""
     cache.add(key, 0, KEEP_SECONDS)  # atomic on Redis: the first process creates it
-    return cache.incr(key)
+    return cache.incr(key, calls)
 
 
 def token_quota_take(*, token_key: str, now: datetime.datetime) -> int | None:
     """Count one call of the token `token_key`; None if the quota allows it,
     else the seconds the client should wait (`Retry-After`)."""
+    return token_quota_take_many(token_key=token_key, calls=1, now=now)[1]
+
+
+def token_quota_take_many(*, token_key: str, calls: int, now: datetime.datetime) -> tuple[int, int | None]:
+    """Count `calls` calls of the token at once (two cache round trips
+    whatever their number): how many of them, the first ones, the quota
+    allows, and for the others the seconds to wait (None if it allows all)."""
     day = now.astimezone(datetime.UTC).date()
-    if _count(f"lg:quota:{token_key}:{day.isoformat()}") <= settings.LOOPGUARD_TOKEN_DAILY_QUOTA:
-        return None
-    refusals = _count(f"lg:quota-refused:{token_key}:{day.isoformat()}")
+    total = _count(f"lg:quota:{token_key}:{day.isoformat()}", calls)
+    allowed = max(0, min(calls, settings.LOOPGUARD_TOKEN_DAILY_QUOTA - (total - calls)))
+    if allowed == calls:
+        return calls, None
+    refusals = _count(f"lg:quota-refused:{token_key}:{day.isoformat()}", calls - allowed)
     midnight = datetime.datetime.combine(day + datetime.timedelta(days=1), datetime.time(), datetime.UTC)
     until_reset = (midnight - now).total_seconds()
-    return max(1, math.ceil(min(backoff_seconds(refusals), until_reset)))
+    return allowed, max(1, math.ceil(min(backoff_seconds(refusals), until_reset)))
 
 
 def request_quota_take(request: HttpRequest) -> int | None:

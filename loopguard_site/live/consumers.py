@@ -4,10 +4,13 @@
 (0 for a new session), then the session's stop-level detections again (a
 producer that lost the connection before reading one still learns to stop).
 Per message: `{"detection": {...}}` for each detection it fired, then
-`{"ack": N}`; a bad message gets `{"error", "field", "seq"}` and the socket
-stays usable. Detections that silence fires (`live_sessions_tick`) arrive
-as `{"detection": {...}}` between messages. `{"close": true}` closes the session, answers `{"state":
-"closed"}` and ends the socket. One producer socket per session: a new one
+`{"ack": N}`; a bad message gets `{"error", "field", "seq"}` (and
+`retry_after`, seconds, when the token's daily quota is used up) and the
+socket stays usable; nothing of it is stored. Messages are stored by the
+process's ingest thread (`ingest_worker`), with those of its other
+sockets. Detections that silence fires (`live_sessions_tick`) arrive as
+`{"detection": {...}}` between messages. `{"close": true}` closes the
+session, answers `{"state": "closed"}` and ends the socket. One producer socket per session: a new one
 takes over and the older is closed with code 4409.
 
 `/ws/sessions/<id>`, the viewers': a snapshot (`{"state"}`, the stored
@@ -23,6 +26,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
+from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.core.exceptions import PermissionDenied
@@ -32,10 +36,11 @@ from loopguard_site.accounts.access import CLOSE_UNAUTHENTICATED, close_code, re
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.selectors import session_for
 
+from .ingest_worker import socket_ingest
 from .messages import producer_group, send_producer_taken, viewer_group
 from .protocol import ProtocolError, parse_message
 from .selectors import OPEN_STATES, acked_seq, event_chunks, live_detections, live_session_get
-from .services import live_detection_dict, live_ingest, live_session_close
+from .services import IngestRequest, live_detection_dict, live_session_close
 
 CLOSE_CONFLICT = 4409
 
@@ -66,7 +71,21 @@ async def _permitted_session(consumer: AsyncJsonWebsocketConsumer, session_for_u
         return None
 
 
-class IngestConsumer(AsyncJsonWebsocketConsumer):
+class LiveConsumer(AsyncJsonWebsocketConsumer):
+    """channels' dispatch closes the old database connections before every
+    handler: a hop to the one shared sync thread for each message, the
+    busiest thing a loaded server did with live streams. These consumers reach
+    the database only through `database_sync_to_async` (which does the same
+    around each call) and the ingest thread, so they dispatch without it."""
+
+    async def dispatch(self, message: dict) -> None:
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"no handler for message type {message['type']}")
+        await handler(message)
+
+
+class IngestConsumer(LiveConsumer):
     async def connect(self) -> None:
         session = await _permitted_session(self, _session_to_ingest)
         if session is None:
@@ -105,11 +124,20 @@ class IngestConsumer(AsyncJsonWebsocketConsumer):
             if message.seq is None:
                 result = await database_sync_to_async(live_session_close)(session_id=self.session_id)
             else:
-                result = await database_sync_to_async(live_ingest)(
-                    session_id=self.session_id, seq=message.seq, events=message.events, close=message.close
+                result = await socket_ingest(
+                    IngestRequest(
+                        session_id=self.session_id,
+                        seq=message.seq,
+                        events=message.events,
+                        close=message.close,
+                        token_key=self.scope.get("api_token_key"),
+                    )
                 )
         except ProtocolError as exc:
-            await self.send_json({"error": str(exc), "field": exc.field, "seq": seq})
+            error = {"error": str(exc), "field": exc.field, "seq": seq}
+            if exc.retry_after is not None:
+                error["retry_after"] = exc.retry_after
+            await self.send_json(error)
             return
         for detection in result.detections:
             await self.send_json({"detection": detection})
@@ -140,7 +168,7 @@ def _snapshot(session_id: int) -> list[dict]:
     return messages
 
 
-class ViewerConsumer(AsyncJsonWebsocketConsumer):
+class ViewerConsumer(LiveConsumer):
     async def connect(self) -> None:
         session = await _permitted_session(self, session_for)
         if session is None:
@@ -159,5 +187,5 @@ class ViewerConsumer(AsyncJsonWebsocketConsumer):
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
     async def live_forward(self, message: dict) -> None:
-        for payload in message["payloads"]:
-            await self.send_json(payload)
+        for text in message["texts"]:
+            await self.send(text_data=text)

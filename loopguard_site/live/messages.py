@@ -10,6 +10,7 @@ that calls the channel layer for live sessions; consumers forward what they get.
 
 from __future__ import annotations
 
+import json
 from typing import TypedDict
 
 from asgiref.sync import async_to_sync
@@ -39,12 +40,18 @@ def producer_group(session_id: int) -> str:
     return f"live.producer.{session_id}"
 
 
-def send_to_viewers(session_id: int, payloads: list[ViewerMessage]) -> None:
+async def forward_to_viewers(session_id: int, payloads: list[ViewerMessage]) -> None:
     """Forward payloads, in order, to every socket watching the session (one
-    channel-layer message for them all)."""
-    async_to_sync(get_channel_layer().group_send)(
-        viewer_group(session_id), {"type": "live.forward", "payloads": payloads}
-    )
+    channel-layer message for them all). They travel as the JSON text the
+    sockets send: encoded once, not once per viewer, and whatever JSON an
+    event holds (an integer past 64 bits, which the layer's msgpack refuses)."""
+    texts = [json.dumps(payload) for payload in payloads]
+    await get_channel_layer().group_send(viewer_group(session_id), {"type": "live.forward", "texts": texts})
+
+
+def send_to_viewers(session_id: int, payloads: list[ViewerMessage]) -> None:
+    """`forward_to_viewers` from synchronous code."""
+    async_to_sync(forward_to_viewers)(session_id, payloads)
 
 
 def send_to_producer(session_id: int, detections: list[dict]) -> None:

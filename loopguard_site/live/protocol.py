@@ -22,12 +22,14 @@ MAX_EVENTS_PER_MESSAGE = 10_000
 
 class ProtocolError(ValueError):
     """A message that breaks the protocol; `field` names the culprit
-    (`seq`, `events[3].text`, ...)."""
+    (`seq`, `events[3].text`, ...); `retry_after`, the seconds to wait before
+    sending it again, when only time can help (a quota used up)."""
 
-    def __init__(self, message: str, *, field: str | None = None, status: int = 400):
+    def __init__(self, message: str, *, field: str | None = None, status: int = 400, retry_after: int | None = None):
         super().__init__(message)
         self.field = field
         self.status = status
+        self.retry_after = retry_after
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,27 @@
 """Writes of live sessions: ingest, close, and the stalled sweep.
 
-`live_ingest` is the one ingest, for the producer socket and for HTTP
-batches alike: one transaction per message, under a row lock on the
-session, so messages of one session are serialized whatever
-process or socket they come through. The message's seq must be the next one
-(a seq already acknowledged is acknowledged again and stored no second time;
-a gap is an error); its events are stored, fed to the session's Monitor
-(unpickled from the `LiveStream`, pickled back after), and every detection
-is stored as a `replay.Detection` of the session's profile. Viewers hear of
-the message once the transaction commits.
+`live_ingest_batch` is the one ingest, for the producer sockets (whose
+messages `ingest_worker` gathers from many sockets into one call) and for
+HTTP batches (`live_ingest`, one message) alike: the messages of a batch
+are stored in one transaction (group commit: one durable commit, and one
+INSERT or COPY of their events, whatever their number), under row locks on
+their sessions, so messages of one session are serialized whatever process
+or socket they come through. Each message's seq must be the next one (a seq
+already acknowledged is acknowledged again and stored no second time; a gap
+is an error); its events are stored, fed to the session's Monitor, and
+every detection is stored as a `replay.Detection` of the session's profile.
+A message refused (a gap, a closed session, a quota used up) stores nothing
+and leaves the others of its batch alone. The caller forwards each stored
+message's viewer payloads once the batch is committed.
+
+The Monitor stays in the memory of the process that stores the session's
+messages (`_monitors`), stamped with the `LiveStream.revision` its last
+write stored: a process uses its own only if the stored stamp still
+matches, under the row lock; otherwise (another process wrote meanwhile,
+or this one never had it) it unpickles the one stored in `LiveStream` and
+feeds it the events stored after it, which is what the offline Monitor would
+have seen. It is pickled every MONITOR_SAVE_EVENTS events and whenever a
+detection fired or the session closed, so that catching up stays short.
 
 States (`Session.State`): `live` until a detector fires, then `looping`;
 `stopped` once a stop-level detection fired (sticky: the producer must
@@ -21,20 +34,25 @@ session: an agent session goes on with its next turn.
 from __future__ import annotations
 
 import pickle
+import secrets
+import threading
+from collections import OrderedDict, defaultdict
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import F
+from django.db import connection, models, transaction
 from django.utils import timezone
 
 from detector.detection import Checkpoint
 from detector.detection import Detection as Found
 from detector.monitor import Monitor
+from loopguard_site.accounts.quota import QUOTA_USED_UP, token_quota_take_many
 from loopguard_site.replay.models import CheckpointEvaluation, Detection
 from loopguard_site.replay.selectors import detection_to_dict, replay_config
+from loopguard_site.transcripts.event_rows import numbered_events_insert
 from loopguard_site.transcripts.models import Event, Session
 
 from .messages import ViewerMessage, send_to_producer, send_to_viewers
@@ -42,24 +60,67 @@ from .models import LiveStream
 from .protocol import ProtocolError
 from .selectors import OPEN_STATES, stalled_candidate_ids, tick_candidate_ids
 
-REPLAY_CHUNK = 2000  # events read per round trip when a Monitor is rebuilt
+REPLAY_CHUNK = 2000  # events read per round trip when a Monitor catches up
+MONITOR_SAVE_EVENTS = 500  # events between two pickles of a Monitor: at most this many to feed again
+MONITORS_KEPT = 1000  # Monitors a process keeps in memory (the least recently used go first)
+
+
+@dataclass(frozen=True)
+class IngestRequest:
+    """One producer message, already checked by `protocol.parse_message`.
+    `token_key`: the API token it came with, whose daily quota counts it
+    (None when it is counted elsewhere: `api_view` counts HTTP requests)."""
+
+    session_id: int
+    seq: int
+    events: list[dict]
+    close: bool = False
+    token_key: str | None = None
 
 
 @dataclass(frozen=True)
 class IngestResult:
     """What the producer is told: the seq acknowledged, the detections the
-    message fired (as `live_detection_dict` gives them) and the session's state."""
+    message fired (as `live_detection_dict` gives them) and the session's
+    state; and what the session's viewers are to get."""
 
     ack: int
     state: str
     detections: list[dict] = field(default_factory=list)
     duplicate: bool = False
+    viewer_payloads: list[ViewerMessage] = field(default_factory=list)
 
 
 def live_detection_dict(detection: Detection) -> dict:
     """A stored detection as the live sockets send it: the API's fields plus
     `event_seq`, the event that fired it."""
     return {**detection_to_dict(detection), "event_seq": detection.event_seq}
+
+
+class _MonitorCache:
+    """This process's Monitors by session id, each with the revision it was
+    current at. A Monitor is taken out while a transaction feeds it and put
+    back only once that transaction committed: a rolled-back batch leaves
+    none half-fed behind."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._entries: OrderedDict[int, tuple[int, Monitor]] = OrderedDict()
+        self._lock = threading.Lock()  # the ingest worker, the sweeper and HTTP requests share it
+
+    def take(self, session_id: int, revision: int) -> Monitor | None:
+        with self._lock:
+            entry = self._entries.pop(session_id, None)
+        return entry[1] if entry is not None and entry[0] == revision else None
+
+    def put(self, session_id: int, revision: int, monitor: Monitor) -> None:
+        with self._lock:
+            self._entries[session_id] = (revision, monitor)
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+
+
+_monitors = _MonitorCache(MONITORS_KEPT)
 
 
 def _locked_stream(session_id: int) -> tuple[Session, LiveStream]:
@@ -70,6 +131,18 @@ def _locked_stream(session_id: int) -> tuple[Session, LiveStream]:
         raise ProtocolError(f"no session {session_id}", status=404)  # deleted while a producer streamed
     stream, _ = LiveStream.objects.get_or_create(session=session)
     return session, stream
+
+
+def _locked_streams(session_ids: set[int]) -> dict[int, tuple[Session, LiveStream]]:
+    """`_locked_stream` for many sessions in two round trips (locked in id
+    order, as every batch does: two batches never wait for each other in a
+    circle); a session deleted meanwhile is missing."""
+    sessions = list(Session.objects.select_for_update().filter(pk__in=session_ids).order_by("pk"))
+    streams = {s.session_id: s for s in LiveStream.objects.filter(session_id__in=session_ids)}
+    missing = [LiveStream(session=session) for session in sessions if session.pk not in streams]
+    for stream in LiveStream.objects.bulk_create(missing):
+        streams[stream.session_id] = stream
+    return {session.pk: (session, streams[session.pk]) for session in sessions}
 
 
 def _locked_or_gone(session_id: int) -> tuple[Session, LiveStream] | None:
@@ -89,27 +162,39 @@ def _new_monitor(session: Session) -> Monitor:
     return Monitor(session.profile or "default", config=replay_config(), model=session.model)
 
 
-def _rebuilt_monitor(session: Session) -> Monitor:
-    """A Monitor fed every stored event again: the fallback when the pickled
-    one is missing or no longer loads (the detector code changed)."""
-    monitor = _new_monitor(session)
-    events = Event.objects.filter(session=session).order_by("seq").values_list("data", flat=True)
-    for data in events.iterator(chunk_size=REPLAY_CHUNK):
-        monitor.feed(data)
-    monitor.take_checkpoints()  # stored when they were first recorded
+def stream_monitor(session: Session, stream: LiveStream) -> Monitor:
+    """The session's Monitor as the stored events and ticks left it (under
+    the session's lock): this process's own if no other wrote since, else
+    the pickled one fed the events stored after it (a new one fed them all
+    when none is stored or it no longer loads: the detector code changed)."""
+    if (monitor := _monitors.take(session.pk, stream.revision)) is not None:
+        return monitor
+    monitor, fed = None, 0
+    if stream.monitor is not None:
+        try:
+            monitor, fed = pickle.loads(bytes(stream.monitor)), stream.monitor_events  # noqa: S301 - ours only
+        except Exception:  # noqa: BLE001 - any unpickling failure means "rebuild"
+            pass
+    if monitor is None:
+        monitor, fed = _new_monitor(session), 0
+    if session.event_count > fed:
+        events = Event.objects.filter(session=session, seq__gt=fed).order_by("seq").values_list("data", flat=True)
+        for data in events.iterator(chunk_size=REPLAY_CHUNK):
+            monitor.feed(data)
+        monitor.take_checkpoints()  # stored when they were first recorded
     return monitor
 
 
-def stream_monitor(session: Session, stream: LiveStream) -> Monitor:
-    """The session's Monitor as the last stored message left it."""
-    if stream.monitor is not None:
-        try:
-            return pickle.loads(bytes(stream.monitor))  # noqa: S301 - written by live_ingest only
-        except Exception:  # noqa: BLE001 - any unpickling failure means "rebuild"
-            pass
-    if session.event_count == 0:
-        return _new_monitor(session)
-    return _rebuilt_monitor(session)
+def _stream_written(session: Session, stream: LiveStream, monitor: Monitor, *, pickle_it: bool) -> None:
+    """Stamp the stream with a new revision (and pickle the Monitor if asked);
+    the caller saves the stream. The Monitor becomes this process's once the
+    transaction commits (a closed session's is dropped: it takes no events)."""
+    stream.revision = secrets.randbits(63)
+    if pickle_it:
+        stream.monitor = pickle.dumps(monitor, protocol=pickle.HIGHEST_PROTOCOL)
+        stream.monitor_events = session.event_count
+    if session.state != Session.State.CLOSED:
+        transaction.on_commit(partial(_monitors.put, session.pk, stream.revision, monitor))
 
 
 def _state_after(session: Session, monitor: Monitor, fired: bool) -> str:
@@ -139,58 +224,152 @@ def _store_found(
     rows = Detection.objects.bulk_create(
         Detection(session=session, profile=session.profile, event_seq=number, **asdict(d)) for number, d in found
     )
-    CheckpointEvaluation.objects.bulk_create(
-        CheckpointEvaluation(session=session, profile=session.profile, event_seq=number, **_checkpoint_fields(c))
-        for number, c in checkpoints
-    )
+    if checkpoints:
+        CheckpointEvaluation.objects.bulk_create(
+            CheckpointEvaluation(session=session, profile=session.profile, event_seq=number, **_checkpoint_fields(c))
+            for number, c in checkpoints
+        )
     return [live_detection_dict(row) for row in rows]
 
 
-def live_ingest(*, session_id: int, seq: int, events: list[dict], close: bool = False) -> IngestResult:
-    """Store one producer message (already checked by `protocol.parse_message`),
-    detect, and answer what to acknowledge. `ProtocolError` for a gap in the
-    seq or a session that takes no events; nothing is stored then."""
-    with transaction.atomic():
-        session, stream = _locked_stream(session_id)
-        if seq <= stream.acked_seq:
-            return IngestResult(ack=seq, state=session.state, duplicate=True)
-        _check_open(session)
-        if seq != stream.acked_seq + 1:
-            raise ProtocolError(f"seq {seq} leaves a gap: the next message is {stream.acked_seq + 1}", field="seq")
-        if session.event_count + len(events) > settings.LOOPGUARD_MAX_EVENTS:
-            raise ProtocolError(
-                f"{len(events)} more events would make {session.event_count + len(events)}, over the limit of "
-                f"{settings.LOOPGUARD_MAX_EVENTS} events per session (LOOPGUARD_MAX_EVENTS)",
-                field="events",
-                status=413,
+@dataclass
+class _Ingesting:
+    """A session while a batch stores its messages: what is written at the end."""
+
+    session: Session
+    stream: LiveStream
+    monitor: Monitor | None = None  # taken at its first message
+    pickle_it: bool = False
+
+    def monitor_now(self) -> Monitor:
+        if self.monitor is None:
+            self.monitor = stream_monitor(self.session, self.stream)
+        return self.monitor
+
+
+def _within_quota(requests: Sequence[IngestRequest], now: datetime) -> dict[int, ProtocolError]:
+    """The requests (by index) their token's daily quota refuses: per token,
+    the last ones of the batch."""
+    by_token: dict[str, list[int]] = defaultdict(list)
+    for index, request in enumerate(requests):
+        if request.token_key is not None:
+            by_token[request.token_key].append(index)
+    refused = {}
+    for token_key, indexes in by_token.items():
+        allowed, retry_after = token_quota_take_many(token_key=token_key, calls=len(indexes), now=now)
+        for index in indexes[allowed:]:
+            refused[index] = ProtocolError(
+                f"{QUOTA_USED_UP}; retry in {retry_after} s",
+                status=429,
+                retry_after=retry_after,
             )
-        monitor = stream_monitor(session, stream)
-        first = session.event_count + 1
-        found: list[tuple[int, Found]] = []
-        checkpoints: list[tuple[int, Checkpoint]] = []
-        for number, event in enumerate(events, start=first):
-            found.extend((number, detection) for detection in monitor.feed(event))
-            checkpoints.extend((number, checkpoint) for checkpoint in monitor.take_checkpoints())
-        Event.objects.bulk_create(
-            Event(session=session, seq=number, type=event["type"], data=event)
-            for number, event in enumerate(events, start=first)
+    return refused
+
+
+def _ingest_one(ingesting: _Ingesting, request: IngestRequest, new_events: list, now: datetime) -> IngestResult:
+    session, stream = ingesting.session, ingesting.stream
+    seq, events = request.seq, request.events
+    if seq <= stream.acked_seq:
+        return IngestResult(ack=seq, state=session.state, duplicate=True)
+    _check_open(session)
+    if seq != stream.acked_seq + 1:
+        raise ProtocolError(f"seq {seq} leaves a gap: the next message is {stream.acked_seq + 1}", field="seq")
+    if session.event_count + len(events) > settings.LOOPGUARD_MAX_EVENTS:
+        raise ProtocolError(
+            f"{len(events)} more events would make {session.event_count + len(events)}, over the limit of "
+            f"{settings.LOOPGUARD_MAX_EVENTS} events per session (LOOPGUARD_MAX_EVENTS)",
+            field="events",
+            status=413,
         )
-        detections = _store_found(session, found, checkpoints)
-        old_state = session.state
-        state = Session.State.CLOSED if close else _state_after(session, monitor, bool(found))
-        Session.objects.filter(pk=session.pk).update(event_count=F("event_count") + len(events), state=state)
-        stream.acked_seq = seq
-        stream.monitor = pickle.dumps(monitor, protocol=pickle.HIGHEST_PROTOCOL)
-        stream.last_event_at = timezone.now()
-        stream.save()
-        payloads: list[ViewerMessage] = [
-            {"events": [{**event, "seq": number} for number, event in enumerate(events, start=first)]}
-        ]
-        payloads += [{"detection": detection} for detection in detections]
-        if state != old_state:
-            payloads.append({"state": state})
-        transaction.on_commit(lambda: send_to_viewers(session_id, payloads))
-    return IngestResult(ack=seq, state=state, detections=detections)
+    monitor = ingesting.monitor_now()
+    first = session.event_count + 1
+    found: list[tuple[int, Found]] = []
+    checkpoints: list[tuple[int, Checkpoint]] = []
+    for number, event in enumerate(events, start=first):
+        found.extend((number, detection) for detection in monitor.feed(event))
+        checkpoints.extend((number, checkpoint) for checkpoint in monitor.take_checkpoints())
+    new_events.extend((session.pk, number, event) for number, event in enumerate(events, start=first))
+    detections = _store_found(session, found, checkpoints) if found or checkpoints else []
+    old_state = session.state
+    session.state = Session.State.CLOSED if request.close else _state_after(session, monitor, bool(found))
+    session.event_count += len(events)
+    stream.acked_seq, stream.last_event_at = seq, now
+    ingesting.pickle_it |= (
+        bool(found) or request.close or session.event_count >= stream.monitor_events + MONITOR_SAVE_EVENTS
+    )
+    payloads: list[ViewerMessage] = [
+        {"events": [{**event, "seq": number} for number, event in enumerate(events, start=first)]}
+    ]
+    payloads += [{"detection": detection} for detection in detections]
+    if session.state != old_state:
+        payloads.append({"state": session.state})
+    return IngestResult(ack=seq, state=session.state, detections=detections, viewer_payloads=payloads)
+
+
+def _update_rows(model: type[models.Model], fields: list[str], objects: list[models.Model]) -> None:
+    """Save `fields` of many rows, each its own values, in one statement
+    (`UPDATE ... FROM (VALUES ...)`: Django's `bulk_update` builds a CASE
+    per field and row, milliseconds of Python a row)."""
+    quote = connection.ops.quote_name
+    table, key = quote(model._meta.db_table), quote(model._meta.pk.column)
+    columns = [model._meta.get_field(name) for name in fields]
+    sets = ", ".join(f"{quote(column.column)} = v.column{n}" for n, column in enumerate(columns, start=2))
+    row = "(" + ", ".join(["%s"] * (len(columns) + 1)) + ")"
+    values = []
+    for obj in objects:
+        values.append(obj.pk)
+        values += (column.get_db_prep_save(getattr(obj, column.attname), connection) for column in columns)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} SET {sets} FROM (VALUES {', '.join([row] * len(objects))}) AS v"
+            f" WHERE {table}.{key} = v.column1",
+            values,
+        )
+
+
+def live_ingest_batch(requests: Sequence[IngestRequest]) -> list[IngestResult | ProtocolError]:
+    """Store producer messages (of one session or many, in order) in one
+    transaction, detect, and answer for each what to acknowledge — or the
+    `ProtocolError` that refused it (a gap in the seq, a session that takes
+    no events or is gone, a quota used up), in which case nothing of it is
+    stored. Returns once the batch is committed; the caller forwards the
+    results' `viewer_payloads`."""
+    now = timezone.now()
+    outcomes: dict[int, IngestResult | ProtocolError] = _within_quota(requests, now)
+    admitted = [index for index in range(len(requests)) if index not in outcomes]
+    with transaction.atomic():
+        locked = _locked_streams({requests[index].session_id for index in admitted})
+        ingesting = {session_id: _Ingesting(session, stream) for session_id, (session, stream) in locked.items()}
+        new_events: list[tuple[int, int, dict]] = []
+        for index in admitted:
+            request = requests[index]
+            try:
+                if request.session_id not in ingesting:
+                    raise ProtocolError(f"no session {request.session_id}", status=404)  # deleted while streaming
+                outcomes[index] = _ingest_one(ingesting[request.session_id], request, new_events, now)
+            except ProtocolError as exc:
+                outcomes[index] = exc
+        written = [one for one in ingesting.values() if one.monitor is not None]
+        if written:
+            numbered_events_insert(new_events)
+            _update_rows(Session, ["event_count", "state"], [one.session for one in written])
+            for one in written:
+                _stream_written(one.session, one.stream, one.monitor, pickle_it=one.pickle_it)
+            _update_rows(LiveStream, ["acked_seq", "last_event_at", "revision"], [one.stream for one in written])
+            if pickled := [one.stream for one in written if one.pickle_it]:
+                _update_rows(LiveStream, ["monitor", "monitor_events"], pickled)
+    return [outcomes[index] for index in range(len(requests))]
+
+
+def live_ingest(*, session_id: int, seq: int, events: list[dict], close: bool = False) -> IngestResult:
+    """Store one producer message (an HTTP batch, a proxied stream) and
+    forward it to the session's viewers; `ProtocolError` if it is refused."""
+    [outcome] = live_ingest_batch([IngestRequest(session_id=session_id, seq=seq, events=events, close=close)])
+    if isinstance(outcome, ProtocolError):
+        raise outcome
+    if outcome.viewer_payloads:
+        send_to_viewers(session_id, outcome.viewer_payloads)
+    return outcome
 
 
 def live_session_close(*, session_id: int) -> IngestResult:
@@ -245,17 +424,18 @@ def live_sessions_tick(*, now: datetime) -> list[int]:
             if session.state not in OPEN_STATES or stream.last_event_at is None:
                 continue
             monitor = stream_monitor(session, stream)
-            if monitor.ctx.t is None:
-                continue
-            found = [
-                (session.event_count, d)
-                for d in monitor.tick(monitor.ctx.t + (now - stream.last_event_at).total_seconds())
-            ]
-            if not found:
+            found = []
+            if monitor.ctx.t is not None:
+                found = [
+                    (session.event_count, d)
+                    for d in monitor.tick(monitor.ctx.t + (now - stream.last_event_at).total_seconds())
+                ]
+            if not found:  # a tick that fires nothing changes nothing: the Monitor stays current
+                _monitors.put(session_id, stream.revision, monitor)
                 continue
             detections = _store_found(session, found, [])
-            stream.monitor = pickle.dumps(monitor, protocol=pickle.HIGHEST_PROTOCOL)
-            stream.save(update_fields=["monitor"])
+            _stream_written(session, stream, monitor, pickle_it=True)
+            stream.save(update_fields=["monitor", "monitor_events", "revision"])
             payloads: list[ViewerMessage] = [{"detection": detection} for detection in detections]
             if monitor.stopped and session.state != Session.State.STOPPED:
                 Session.objects.filter(pk=session_id).update(state=Session.State.STOPPED)

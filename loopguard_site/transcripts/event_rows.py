@@ -1,5 +1,7 @@
 """Storing a session's events fast: 100,000 events in a few seconds.
 
+Live ingest stores the messages of many sessions at once the same way.
+
 `bulk_create` spends most of its time building and preparing 100,000 model
 instances (about 20 s); events need none of that. Rows are (session, seq,
 type, JSON text), the JSON encoded as `JSONField` stores it. PostgreSQL
@@ -10,7 +12,7 @@ takes them through COPY (about 2 s for 100,000; INSERTs of many rows take
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Sequence
 
 from django.db import connection
 
@@ -20,17 +22,20 @@ SQLITE_BATCH = 1000  # rows per INSERT: 4,000 parameters, under SQLite's limit o
 _FIELDS = ("session", "seq", "type", "data")
 
 
-def _rows(session_id: int, events: Sequence[dict]) -> Iterator[tuple[int, int, str, str]]:
-    for seq, event in enumerate(events, start=1):
-        yield session_id, seq, event["type"], json.dumps(event, ensure_ascii=False)
-
-
 def events_insert(session_id: int, events: Sequence[dict]) -> None:
     """Insert `events` as seq 1..n of the session (inside the caller's transaction)."""
+    numbered_events_insert((session_id, seq, event) for seq, event in enumerate(events, start=1))
+
+
+def numbered_events_insert(numbered: Iterable[tuple[int, int, dict]]) -> None:
+    """Insert events given as (session id, seq, event), of any sessions
+    (inside the caller's transaction)."""
     quote = connection.ops.quote_name
     table = quote(Event._meta.db_table)
     columns = ", ".join(quote(Event._meta.get_field(name).column) for name in _FIELDS)
-    rows = _rows(session_id, events)
+    rows = (
+        (session_id, seq, event["type"], json.dumps(event, ensure_ascii=False)) for session_id, seq, event in numbered
+    )
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:

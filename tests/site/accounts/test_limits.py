@@ -173,3 +173,38 @@ def test_live_ingest_over_the_events_limit_is_refused_over_http_and_the_socket(s
     assert over_socket == {"error": error, "field": "events", "seq": 2}
     session.refresh_from_db()
     assert session.event_count == 5
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_producer_socket_past_its_tokens_quota_is_refused_with_retry_after_and_nothing_stored(settings, user):
+    """The socket's messages count in the token's daily quota (in Redis, with
+    its HTTP calls); a refused message stores nothing and the socket stays usable."""
+    settings.LOOPGUARD_TOKEN_DAILY_QUOTA = 3
+    api, token = token_client(user)
+    session = session_create_live(model="m", title="quota", uploader=user, tags=[])
+    hello = {"type": "content", "text": "Hello. "}
+
+    async def scenario() -> list[dict]:
+        communicator = WebsocketCommunicator(
+            application, f"/ws/ingest/{session.pk}", headers=[(b"authorization", f"Bearer {token}".encode())]
+        )
+        assert (await communicator.connect(timeout=10))[0]
+        assert await communicator.receive_json_from(timeout=10) == {"resume": 0}
+        answers = []
+        for seq in (1, 2, 3, 4, 4):
+            await communicator.send_json_to({"seq": seq, "event": hello})
+            answers.append(await communicator.receive_json_from(timeout=10))
+        await communicator.disconnect()
+        return answers
+
+    answers = async_to_sync(scenario)()
+    after = api.get("/api/sessions")
+
+    def refused(retry_after: int) -> dict:
+        error = f"this token's daily quota is used up (LOOPGUARD_TOKEN_DAILY_QUOTA); retry in {retry_after} s"
+        return {"error": error, "field": None, "seq": 4, "retry_after": retry_after}
+
+    assert answers == [{"ack": 1}, {"ack": 2}, {"ack": 3}, refused(1), refused(2)]
+    assert (after.status_code, after["Retry-After"]) == (429, "4")
+    session.refresh_from_db()
+    assert session.event_count == 3

@@ -93,8 +93,8 @@ def test_it_uses_postgresql_and_redis_in_the_full_mode(tmp_path):
     }
     assert s["CHANNEL_LAYERS"] == {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [{"address": "redis://cache.internal:6380/2", "socket_timeout": 30}]},
+            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+            "CONFIG": {"hosts": [{"address": "redis://cache.internal:6380/2"}]},
         }
     }
     assert s["CELERY_BROKER_URL"] == s["CELERY_RESULT_BACKEND"] == "redis://cache.internal:6380/2"

@@ -6,7 +6,7 @@ import pytest
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
-from channels_redis.core import RedisChannelLayer
+from channels_redis.pubsub import RedisPubSubChannelLayer
 from django.contrib.auth import get_user_model
 
 from loopguard_site.asgi import application
@@ -15,7 +15,7 @@ from tests.members import member, project_token
 
 @pytest.mark.django_db(transaction=True)
 def test_it_echoes_to_every_socket_of_the_group_through_redis(live_services):
-    assert isinstance(get_channel_layer(), RedisChannelLayer)
+    assert isinstance(get_channel_layer(), RedisPubSubChannelLayer)
     _, token = project_token(user=member(get_user_model().objects.create_user("viewer")), name="test")
 
     async def scenario() -> tuple:

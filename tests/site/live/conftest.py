@@ -17,6 +17,7 @@ from loopguard_site.asgi import application
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.services import session_create_live
 from tests.browser import chromium_driver, daphne_live_server  # noqa: F401 (fixtures)
+from tests.lab_server import lab  # noqa: F401 (fixture)
 from tests.members import member, project_token
 from tests.shared_paths import shared_path
 

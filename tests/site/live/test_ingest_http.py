@@ -1,5 +1,6 @@
 """`POST /api/sessions/<id>/events`: the same ingest over HTTP (each batch
-may be served by another process: the Monitor lives in the database), the
+may be served by another process: the Monitor is pickled in the database,
+and a process whose own Monitor is out of date catches up from there), the
 REST state of the loop signal, and `loopguard scan`'s exit status on the
 session exported through `GET /api/sessions/<id>/events`."""
 
@@ -12,8 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from django.db.models import F
 
 from detector.monitor import Monitor
+from loopguard_site.live import services
 from loopguard_site.live.models import LiveStream
 from loopguard_site.live.protocol import ProtocolError
 from loopguard_site.live.services import live_detection_dict, live_ingest
@@ -48,13 +51,28 @@ def test_it_acknowledges_a_batch_and_answers_its_detections(live_session, produc
     assert Event.objects.filter(session=live_session).count() == end
 
 
-def test_batches_equal_one_stream_whatever_the_cut(live_session, producer, loop_events, loop_stop):
-    """Each batch unpickles the Monitor the last one stored, so detections
-    do not depend on how the stream was cut into messages."""
+def another_process_wrote(session) -> None:
+    """What this process sees when another one stored the session's last
+    message: a revision that is not its Monitor's."""
+    LiveStream.objects.filter(session=session).update(revision=F("revision") + 1)
+
+
+@pytest.mark.django_db(transaction=True)  # commits happen: this process keeps its Monitor between batches
+@pytest.mark.parametrize("other_process", [False, True], ids=["one process", "each batch another process"])
+def test_batches_equal_one_stream_whatever_the_cut(
+    monkeypatch, live_session, producer, loop_events, loop_stop, other_process
+):
+    """Detections do not depend on how the stream was cut into messages, nor
+    on which process stores each: a process without the current Monitor
+    catches up from the last pickle (every 5 events here) and the events
+    stored after it."""
+    monkeypatch.setattr(services, "MONITOR_SAVE_EVENTS", 5)
     client = producer.client()
     stop = loop_stop.seq
-    cuts = [0, 1, 7, 8, stop - 1, stop, stop + 1, stop + 40, len(loop_events)]
+    cuts = [0, 1, 7, 8, 11, stop - 1, stop, stop + 1, stop + 40, len(loop_events)]
     for seq, (start, end) in enumerate(zip(cuts, cuts[1:], strict=False), 1):
+        if other_process:
+            another_process_wrote(live_session)
         assert post(client, live_session, {"seq": seq, "events": loop_events[start:end]})[0] == 200
 
     monitor = Monitor("default", model=live_session.model)
@@ -72,6 +90,7 @@ def test_a_lost_monitor_is_rebuilt_from_the_stored_events(live_session, producer
     cut, end = loop_stop.seq - 10, loop_stop.seq + 10
     post(client, live_session, {"seq": 1, "events": loop_events[:cut]})
     LiveStream.objects.filter(session=live_session).update(monitor=b"not a pickle")
+    another_process_wrote(live_session)
 
     status, answer = post(client, live_session, {"seq": 2, "events": loop_events[cut:end]})
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from asgiref.sync import async_to_sync
 
+from detector.live_client import LiveSession
 from loopguard_site.replay.models import Detection
 from loopguard_site.transcripts.models import Event, Session
 from loopguard_site.transcripts.services import session_create_from_events
@@ -277,3 +278,43 @@ def test_it_refuses_who_may_not_stream_into_the_session(live_services, live_sess
         return await connect_refused(WebsocketCommunicator(application, path, headers=headers))
 
     assert async_to_sync(scenario)() == (False, code)
+
+
+def test_a_stream_stored_by_two_processes_in_turn_fires_as_one_monitor(
+    lab, live_session, producer, loop_events, loop_stop
+):
+    """This process stores the first part; a lab process takes the producer
+    over for the second (it catches up from the database); this process
+    stores the rest: its own Monitor is out of date and must catch up too.
+    The stop fires where the whole stream fed to one Monitor fires it."""
+    server = lab()
+    cut, end = loop_stop.seq - 15, loop_stop.seq - 5
+
+    async def first_part() -> list[dict]:
+        socket = ingest_socket(live_session, producer)
+        seen = [await connected(socket)]
+        await socket.send_json_to({"seq": 1, "events": loop_events[:cut]})
+        seen.append(await socket.receive_json_from(timeout=TIMEOUT))
+        await socket.disconnect()
+        return seen
+
+    async def last_part() -> list[dict]:
+        socket = ingest_socket(live_session, producer)
+        seen = [await connected(socket)]
+        await socket.send_json_to({"seq": 3, "events": loop_events[end:]})
+        seen += await receive(socket, 2)
+        await socket.disconnect()
+        return seen
+
+    first = async_to_sync(first_part)()
+    other = LiveSession(server.url, producer.token, session_id=live_session.pk)
+    other.send(loop_events[cut:end])
+    other.flush()
+    other.disconnect()
+    last = async_to_sync(last_part)()
+
+    row = Detection.objects.get(session=live_session)
+    expected = {"id": row.pk, "profile": "default", **loop_stop.detection, "event_seq": loop_stop.seq}
+    assert (first, other.resumes, other.acked) == ([{"resume": 0}, {"ack": 1}], [1], 2)
+    assert last == [{"resume": 2}, {"detection": expected}, {"ack": 3}]
+    assert stored(live_session) == list(enumerate(loop_events, 1))

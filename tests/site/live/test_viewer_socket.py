@@ -9,7 +9,7 @@ from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
-from channels_redis.core import RedisChannelLayer
+from channels_redis.pubsub import RedisPubSubChannelLayer
 
 from loopguard_site.asgi import application
 from loopguard_site.live.services import live_detection_dict, live_ingest
@@ -27,7 +27,7 @@ def numbered(events: list[dict], first: int = 1) -> list[dict]:
 def test_every_viewer_sees_events_detection_and_state_as_they_happen(
     live_services, live_session, producer, outsider, loop_events, loop_stop
 ):
-    assert isinstance(get_channel_layer(), RedisChannelLayer)
+    assert isinstance(get_channel_layer(), RedisPubSubChannelLayer)
     stop = loop_stop.seq
     batches = [loop_events[: stop - 20], loop_events[stop - 20 : stop], loop_events[stop : stop + 2]]
 
@@ -112,3 +112,23 @@ def test_an_event_carrying_its_own_seq_is_numbered_by_the_server(live_services, 
 
     expected = {"events": [{**claims, "seq": 1}]}
     assert async_to_sync(scenario)() == [expected, expected]
+
+
+def test_an_integer_past_64_bits_reaches_the_viewer_through_the_producer_socket(live_services, live_session, producer):
+    """JSON allows any integer; the channel layer's msgpack does not, so the
+    viewers' copy crosses Redis as the JSON text the sockets send."""
+    big = {"type": "content", "text": "x", "tokens": 2**70}
+
+    async def scenario() -> tuple[list[dict], list[dict]]:
+        viewer = viewer_socket(live_session, producer)
+        await connected(viewer)
+        socket = ingest_socket(live_session, producer)
+        await connected(socket)
+        await socket.send_json_to({"seq": 1, "event": big})
+        answers = await receive(socket, 1)
+        seen = await receive(viewer, 1)
+        await socket.disconnect()
+        await viewer.disconnect()
+        return answers, seen
+
+    assert async_to_sync(scenario)() == ([{"ack": 1}], [{"events": [{**big, "seq": 1}]}])

@@ -1,0 +1,117 @@
+"""Group commit for the producer sockets of a process.
+
+Each process has one ingest thread. A producer socket's message goes into
+its queue; the thread takes every message waiting there (from all the
+process's sockets, up to MAX_BATCH), stores them with one
+`live_ingest_batch` (one transaction, one durable commit), and hands each
+socket its outcome. Messages that arrive while a batch is written make the
+next batch, so the busier the sockets, the bigger the batches: no timer
+holds a lone message back. The thread keeps its database connection between
+batches (channels' `database_sync_to_async` would open one per message with
+CONN_MAX_AGE = 0, and run all sockets' calls on one shared thread) and
+closes it after IDLE_SECONDS without a message. The socket's viewers get the
+message once the batch committed, through `forward_to_viewers` on the
+socket's own event loop (the server's: its channel-layer connections are there).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import queue
+import threading
+
+from django.db import connection
+
+from .messages import forward_to_viewers
+from .protocol import ProtocolError
+from .services import IngestRequest, IngestResult, live_ingest_batch
+
+log = logging.getLogger(__name__)
+
+MAX_BATCH = 2000  # messages a batch takes at most
+IDLE_SECONDS = 1.0  # an idle thread closes its database connection after this
+
+_Job = tuple[IngestRequest, concurrent.futures.Future]
+
+
+class IngestWorker:
+    """The ingest thread of the process, started with its first message."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def submit(self, request: IngestRequest) -> concurrent.futures.Future:
+        """Queue a message; the future's result is its `IngestResult` or the
+        `ProtocolError` that refused it."""
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="live-ingest", daemon=True)
+                self._thread.start()
+            self._jobs.put((request, future))
+        return future
+
+    def stop(self) -> None:
+        """Finish the messages queued, close the database connection, end the
+        thread (the next message starts another)."""
+        with self._lock:
+            thread, self._thread = self._thread, None
+            if thread is not None:
+                self._jobs.put(None)
+        if thread is not None:
+            thread.join()
+
+    def _run(self) -> None:
+        while True:
+            try:
+                job = self._jobs.get(timeout=IDLE_SECONDS)
+            except queue.Empty:
+                connection.close()
+                continue
+            jobs: list[_Job] = []
+            while job is not None:
+                request, future = job
+                if future.set_running_or_notify_cancel():  # a socket gone before its message was taken: dropped
+                    jobs.append(job)
+                if len(jobs) == MAX_BATCH:
+                    break
+                try:
+                    job = self._jobs.get_nowait()
+                except queue.Empty:
+                    break
+            if jobs:
+                self._store(jobs)
+            if job is None:
+                connection.close()
+                return
+
+    def _store(self, jobs: list[_Job]) -> None:
+        try:
+            outcomes = live_ingest_batch([request for request, _ in jobs])
+        except Exception as exc:  # the database failed the batch: every socket of it hears so
+            log.exception("a live ingest batch of %d messages failed", len(jobs))
+            connection.close()  # a broken connection is replaced with the next batch
+            for _, future in jobs:
+                future.set_exception(exc)
+            return
+        for (_, future), outcome in zip(jobs, outcomes, strict=True):
+            future.set_result(outcome)
+
+
+ingest_worker = IngestWorker()
+
+
+async def socket_ingest(request: IngestRequest) -> IngestResult:
+    """Store a producer socket's message (with those of the process's other
+    sockets) and forward it to the session's viewers; raises the
+    `ProtocolError` that refused it."""
+    outcome = await asyncio.wrap_future(ingest_worker.submit(request))
+    if isinstance(outcome, ProtocolError):
+        raise outcome
+    if outcome.viewer_payloads:
+        await forward_to_viewers(request.session_id, outcome.viewer_payloads)
+    return outcome

@@ -1,0 +1,81 @@
+"""`live_ingest_batch`, the group commit behind the producer sockets: the
+messages of many sessions in one transaction, each answered on its own."""
+
+from __future__ import annotations
+
+import pytest
+
+from loopguard_site.live.models import LiveStream
+from loopguard_site.live.protocol import ProtocolError
+from loopguard_site.live.services import IngestRequest, IngestResult, live_ingest_batch
+from loopguard_site.transcripts.models import Event, Session
+from loopguard_site.transcripts.services import session_create_live
+
+pytestmark = pytest.mark.django_db
+
+
+def content(text: str) -> dict:
+    return {"type": "content", "text": text}
+
+
+def stored(session: Session) -> list[tuple[int, dict]]:
+    return list(Event.objects.filter(session=session).order_by("seq").values_list("seq", "data"))
+
+
+def test_a_batch_stores_each_sessions_messages_in_order_and_refuses_only_the_bad_ones(producer):
+    first, second = (session_create_live(model="m", uploader=producer.user) for _ in range(2))
+    closed = session_create_live(model="m", uploader=producer.user)
+    Session.objects.filter(pk=closed.pk).update(state=Session.State.CLOSED)
+    requests = [
+        IngestRequest(first.pk, 1, [content("a1")]),
+        IngestRequest(second.pk, 1, [content("b1"), content("b2")]),
+        IngestRequest(first.pk, 3, [content("gap")]),
+        IngestRequest(closed.pk, 1, [content("late")]),
+        IngestRequest(second.pk, 2, [content("b3")], close=True),
+        IngestRequest(first.pk, 2, [content("a2")]),
+        IngestRequest(first.pk, 1, [content("a1")]),  # sent again: acknowledged, not stored twice
+    ]
+
+    outcomes = live_ingest_batch(requests)
+
+    errors = [(str(o), o.field, o.status) for o in outcomes if isinstance(o, ProtocolError)]
+    assert errors == [
+        ("seq 3 leaves a gap: the next message is 2", "seq", 400),
+        (f"session {closed.pk} is closed: it takes no events", None, 409),
+    ]
+    results = [o for o in outcomes if isinstance(o, IngestResult)]
+    assert [(r.ack, r.state, r.duplicate) for r in results] == [
+        (1, "live", False),
+        (1, "live", False),
+        (2, "closed", False),
+        (2, "live", False),
+        (1, "live", True),
+    ]
+    assert [r.viewer_payloads for r in results] == [
+        [{"events": [{**content("a1"), "seq": 1}]}],
+        [{"events": [{**content("b1"), "seq": 1}, {**content("b2"), "seq": 2}]}],
+        [{"events": [{**content("b3"), "seq": 3}]}, {"state": "closed"}],
+        [{"events": [{**content("a2"), "seq": 2}]}],
+        [],
+    ]
+    assert stored(first) == [(1, content("a1")), (2, content("a2"))]
+    assert stored(second) == [(1, content("b1")), (2, content("b2")), (3, content("b3"))]
+    assert stored(closed) == []
+    sessions = {s.pk: (s.state, s.event_count) for s in Session.objects.all()}
+    assert sessions == {first.pk: ("live", 2), second.pk: ("closed", 3), closed.pk: ("closed", 0)}
+    acked = dict(LiveStream.objects.values_list("session_id", "acked_seq"))
+    assert acked == {first.pk: 2, second.pk: 2, closed.pk: 0}
+
+
+def test_a_deleted_session_refuses_its_message_and_not_the_others(producer):
+    kept, deleted = (session_create_live(model="m", uploader=producer.user) for _ in range(2))
+    deleted_pk = deleted.pk
+    deleted.delete()
+
+    outcomes = live_ingest_batch(
+        [IngestRequest(deleted_pk, 1, [content("x")]), IngestRequest(kept.pk, 1, [content("y")])]
+    )
+
+    assert isinstance(outcomes[0], ProtocolError)
+    assert (str(outcomes[0]), outcomes[0].status) == (f"no session {deleted_pk}", 404)
+    assert (outcomes[1].ack, stored(kept)) == (1, [(1, content("y"))])
