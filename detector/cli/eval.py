@@ -55,8 +55,7 @@ def _ids(label: str, ids: list[str]) -> list[str]:
 def format_report(profile_name: str, scores: list[CorpusScore]) -> str:
     lines = [f"profile: {profile_name}"]
     header = (
-        f"  {'rows':<11} {'hits/loops':>11} {'recall':>7} {'fp/normals':>12}"
-        f" {'fp rate':>8} {'median':>8} {'p90':>8}"
+        f"  {'rows':<11} {'hits/loops':>11} {'recall':>7} {'fp/normals':>12} {'fp rate':>8} {'median':>8} {'p90':>8}"
     )
     for score in scores:
         lines += ["", score.path, header]

@@ -224,7 +224,10 @@ def test_real_normal_outputs_stay_quiet(row_id):
 LEGITIMATE = [
     ("ascii box", "+" + "-" * 40 + "+\n" + ("|" + " " * 40 + "|\n") * 12 + "+" + "-" * 40 + "+\n"),
     ("ascii border line", "=" * 100 + "\nTitle\n" + "=" * 100 + "\n"),
-    ("comment dividers around a blank line", "# " + "-" * 77 + "\n\n# " + "-" * 77 + "\n# Imports\n# " + "-" * 77 + "\n"),
+    (
+        "comment dividers around a blank line",
+        "# " + "-" * 77 + "\n\n# " + "-" * 77 + "\n# Imports\n# " + "-" * 77 + "\n",
+    ),
     ("markdown table with equal rows", "| Feature | A | B |\n|---|---|---|\n" + "| Support | ✓ | ✓ |\n" * 3),
     ("code with a repeated line", "def f():\n" + "    print('-' * 40)\n" * 4 + "    return 1\n"),
     ("code line said three times", "  retry(fetchConfig(url, { timeout: 5000, retries: 3 }));\n" * 3 + "}\n"),
