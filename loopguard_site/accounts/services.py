@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
 from django.utils import timezone
 
 from .constants import DEFAULT_PROJECT
-from .models import ApiToken, Membership, Project
+from .models import ApiToken, Membership, Project, Role
 from .tokens import DISPLAY_LENGTH, new_token, token_hash
 
 
@@ -13,12 +14,31 @@ def default_project() -> Project:
     return Project.objects.get_or_create(name=DEFAULT_PROJECT)[0]
 
 
+class LastAdminError(ValueError):
+    """The change would leave a project without an admin (no one could then
+    manage its members, tokens or profiles but a superuser)."""
+
+
+def _keep_an_admin(*, user: AbstractBaseUser, project: Project) -> None:
+    """Refuse (LastAdminError) to take the admin role from `project`'s last admin."""
+    admins = Membership.objects.select_for_update().filter(project=project, role=Role.ADMIN)
+    if list(admins.values_list("user_id", flat=True)) == [user.pk]:
+        raise LastAdminError(
+            f"{user.get_username()} is the last admin of {project.name}: make another member admin first"
+        )
+
+
+@transaction.atomic
 def membership_set(*, user: AbstractBaseUser, project: Project, role: str) -> Membership:
     """Make `user` a member of `project` with `role` (replacing their earlier role)."""
+    if role != Role.ADMIN:
+        _keep_an_admin(user=user, project=project)
     return Membership.objects.update_or_create(user=user, project=project, defaults={"role": role})[0]
 
 
+@transaction.atomic
 def membership_remove(*, user: AbstractBaseUser, project: Project) -> None:
+    _keep_an_admin(user=user, project=project)
     Membership.objects.filter(user=user, project=project).delete()
 
 

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from .access import ProjectChoiceError, has_role, object_for, project_for, project_role, projects_with_role
 from .models import ApiToken, Project, Role
 from .selectors import api_tokens_managed_by, project_members, user_named
-from .services import api_token_create, api_token_revoke, membership_remove, membership_set
+from .services import LastAdminError, api_token_create, api_token_revoke, membership_remove, membership_set
 
 NO_ROLE = "none"  # the members form's choice that removes a member
 
@@ -75,12 +75,15 @@ def project_member_set(request: HttpRequest, project_id: int) -> HttpResponse:
     user = user_named(username)
     if user is None:
         return HttpResponse(f"username: no user {username!r}", status=400, content_type="text/plain")
-    if role == NO_ROLE:
-        membership_remove(user=user, project=project)
-    elif role in Role.values:
-        membership_set(user=user, project=project, role=role)
-    else:
-        return HttpResponse(
-            f"role: one of {', '.join(Role.values)} or {NO_ROLE}", status=400, content_type="text/plain"
-        )
+    try:
+        if role == NO_ROLE:
+            membership_remove(user=user, project=project)
+        elif role in Role.values:
+            membership_set(user=user, project=project, role=role)
+        else:
+            return HttpResponse(
+                f"role: one of {', '.join(Role.values)} or {NO_ROLE}", status=400, content_type="text/plain"
+            )
+    except LastAdminError as exc:
+        return HttpResponse(f"role: {exc}", status=400, content_type="text/plain")
     return redirect("accounts:projects")

@@ -242,3 +242,20 @@ def test_an_admin_makes_a_user_a_member_who_then_sees_the_projects_sessions(proj
     assert "outsider</td><td>viewer" in page
     assert admin.post(members, {"username": "outsider", "role": "none"}).status_code == 302
     assert outsider["browser"].get("/api/sessions").json()["results"] == []
+
+
+def test_a_project_keeps_an_admin(project_a, outsider):
+    admin = Client()
+    admin.force_login(project_a["owner"])
+    members = f"/accounts/projects/{project_a['project_id']}/members"
+    refused = f"role: owner is the last admin of {project_a['project'].name}: make another member admin first"
+    for role in ("reviewer", "none"):
+        answer = admin.post(members, {"username": "owner", "role": role})
+        assert (answer.status_code, answer.content.decode()) == (400, refused)
+    assert list(project_a["project"].memberships.values_list("user__username", "role")) == [("owner", "admin")]
+
+    # With a second admin, the first may step down.
+    assert admin.post(members, {"username": "outsider", "role": "admin"}).status_code == 302
+    assert admin.post(members, {"username": "owner", "role": "viewer"}).status_code == 302
+    roles = dict(project_a["project"].memberships.values_list("user__username", "role"))
+    assert roles == {"owner": "viewer", "outsider": "admin"}
