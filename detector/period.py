@@ -69,12 +69,12 @@ class PeriodTracker:
         same = self._same + 1 if available and recent[-1] == element else 1
         # Periods p >= same whose run goes on or starts: an equal element sits p
         # back, before the tail run (those in it are the implicit periods).
-        before_run = available - min(same - 1, available)
-        copies = recent.count(element) - (available - before_run)
+        in_run = min(same - 1, available)
+        copies = recent.count(element) - in_run if in_run < available else 0
         old, matches = self._matches, {}
         i = -1
         for _ in range(copies):
-            i = recent.index(element, i + 1, before_run)
+            i = recent.index(element, i + 1, available - in_run)
             p = available - i
             matches[p] = old.get(p, 0) + 1
         self._matches = matches

@@ -7,13 +7,12 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from loopguard_site.accounts.access import require_ingest, sessions_visible_to
+from loopguard_site.accounts.access import sessions_visible_to
 from loopguard_site.api import ApiError, api_view, json_body
 from loopguard_site.transcripts.api_views import session_events_list
-from loopguard_site.transcripts.selectors import session_for
 
 from .protocol import ProtocolError, parse_message
-from .selectors import dashboard_rows
+from .selectors import dashboard_rows, session_to_ingest
 from .services import live_ingest, live_session_close
 
 
@@ -28,7 +27,7 @@ def session_events(request: HttpRequest, pk: int) -> HttpResponse:
 def session_events_post(request: HttpRequest, pk: int) -> JsonResponse:
     """`{"seq": N, "events": [...]}` -> `{"ack": N, "detections": [...], "state"}`;
     `{"close": true}` -> `{"ack": LAST_ACKED, "detections": [], "state": "closed"}`."""
-    require_ingest(request.user, session_for(request.user, pk))
+    session_to_ingest(request.user, pk)
     try:
         message = parse_message(json_body(request))
         if message.seq is None:

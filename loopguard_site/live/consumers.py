@@ -32,14 +32,14 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
-from loopguard_site.accounts.access import CLOSE_UNAUTHENTICATED, close_code, require_ingest
+from loopguard_site.accounts.access import CLOSE_UNAUTHENTICATED, close_code
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.selectors import session_for
 
 from .ingest_worker import socket_ingest
 from .messages import producer_group, send_producer_taken, viewer_group
 from .protocol import ProtocolError, parse_message
-from .selectors import OPEN_STATES, acked_seq, event_chunks, live_detections, live_session_get
+from .selectors import OPEN_STATES, acked_seq, event_chunks, live_detections, live_session_get, session_to_ingest
 from .services import IngestRequest, live_detection_dict, live_session_close
 
 CLOSE_CONFLICT = 4409
@@ -47,12 +47,6 @@ CLOSE_CONFLICT = 4409
 
 def _reject_constant(name: str) -> float:
     raise ValueError(f"{name} is not JSON")
-
-
-def _session_to_ingest(user, session_id: int) -> Session:
-    session = session_for(user, session_id)
-    require_ingest(user, session)
-    return session
 
 
 async def _permitted_session(consumer: AsyncJsonWebsocketConsumer, session_for_user: Callable) -> Session | None:
@@ -87,7 +81,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
 
 class IngestConsumer(LiveConsumer):
     async def connect(self) -> None:
-        session = await _permitted_session(self, _session_to_ingest)
+        session = await _permitted_session(self, session_to_ingest)
         if session is None:
             return
         if session.state not in OPEN_STATES:

@@ -6,11 +6,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import datetime
 
+from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
+from loopguard_site.accounts.access import require_ingest
 from loopguard_site.replay.models import Detection
 from loopguard_site.transcripts.models import Event, Session
+from loopguard_site.transcripts.selectors import session_for
 
 from .models import LiveStream
 
@@ -18,6 +21,14 @@ from .models import LiveStream
 OPEN_STATES = (Session.State.LIVE, Session.State.LOOPING, Session.State.STOPPED, Session.State.STALLED)
 SNAPSHOT_CHUNK = 1000  # events per `{"events": [...]}` message of a viewer's snapshot
 DASHBOARD_LIMIT = 200
+
+
+def session_to_ingest(user: AbstractBaseUser, session_id: int) -> Session:
+    """The session `session_id` if `user` may stream events into it
+    (accounts.access refuses otherwise: Http404 or PermissionDenied)."""
+    session = session_for(user, session_id)
+    require_ingest(user, session)
+    return session
 
 
 def live_session_get(session_id: int) -> Session | None:
