@@ -50,6 +50,12 @@ class Detector:
     # The event types `feed` reads; None: every event. The monitor hands a
     # detector only these, so a content chunk skips the tool detectors.
     consumes: ClassVar[frozenset[str] | None] = None
+    # True: the detector reads `reasoning`/`content` text only as a whole, so
+    # the monitor may hand it several chunks joined into one event (`ctx`
+    # offsets then stand past the joined chunks). It must give the same
+    # result for the run as for its chunks one by one, and fire nothing on
+    # a text event without `t`.
+    reads_text_whole: ClassVar[bool] = False
 
     def __init__(self, params: Any = None):
         self.params = params if params is not None else self.Params()

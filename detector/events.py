@@ -45,9 +45,6 @@ def validate_event(event: object) -> dict:
     if not isinstance(event, dict):
         raise EventError("an event must be a JSON object", field=None)
     kind = event.get("type")
-    # Fast path for the bulk of a stream: a text delta with no time stamp.
-    if kind in TEXT_CHANNELS and type(event.get("text")) is str and "t" not in event:
-        return event
     if kind not in EVENT_TYPES:
         raise EventError(f"unknown event type {kind!r}", field="type")
     if kind in TEXT_CHANNELS or kind == "user":

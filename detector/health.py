@@ -53,6 +53,7 @@ class StreamHealth(Detector):
     name = "health"
     Params = HealthParams
     builtin = {"default": {}}
+    reads_text_whole = True  # only that the model is producing
 
     def __init__(self, params: HealthParams | None = None):
         super().__init__(params)

@@ -2,8 +2,15 @@
 
 The monitor validates each event, keeps the stream's positions (characters
 per text channel across turns, tool-call index, turn number) and hands the
-event to every enabled detector of its profile that reads that event type. Its own work per event is
-O(1) plus the detectors'; it keeps no text.
+event to every enabled detector of its profile that reads that event type.
+
+Text chunks are most of a stream. Detectors that read a channel's text only
+as a whole (`Detector.reads_text_whole`: what a turn said, or that it said
+something) get it in runs instead: the chunks joined into one event, handed
+on before any other event, before a clock tick and every `HELD_TEXT_CHARS`
+characters. So a chunk costs only the detectors that look inside it. Its
+own work per event is O(1) plus the detectors'; the text it holds is
+bounded by `HELD_TEXT_CHARS`.
 """
 
 from __future__ import annotations
@@ -13,6 +20,8 @@ from .config import Config, Profile, builtin_config
 from .detection import Checkpoint, Detection
 from .events import EVENT_TYPES, TEXT_CHANNELS, validate_event
 from .registry import DETECTORS
+
+HELD_TEXT_CHARS = 4096
 
 
 class Monitor:
@@ -32,6 +41,12 @@ class Monitor:
         self._routes: dict[str, list[Detector]] = {
             kind: [d for d in self.detectors if d.consumes is None or kind in d.consumes] for kind in EVENT_TYPES
         }
+        # Per text chunk: the detectors that look inside it; the others get runs.
+        self._chunk_routes = {kind: [d for d in self._routes[kind] if not d.reads_text_whole] for kind in TEXT_CHANNELS}
+        self._run_routes = {kind: [d for d in self._routes[kind] if d.reads_text_whole] for kind in TEXT_CHANNELS}
+        self._held_kind = ""
+        self._held: list[str] = []
+        self._held_chars = 0
         self.stopped = False
 
     @classmethod
@@ -41,18 +56,29 @@ class Monitor:
 
     def feed(self, event: dict) -> list[Detection]:
         """Push one event; return the detections it fired (maybe none)."""
-        validate_event(event)
         ctx = self.ctx
-        kind = event["type"]
-        if kind == "session" and event.get("model"):
-            ctx.model = event["model"]
-        elif kind == "turn":
-            ctx.turn += 1
-        t = event.get("t")
-        if t is not None:
-            ctx.t = float(t)
-        found: list[Detection] = []
-        for detector in self._routes[kind]:
+        kind = event.get("type") if type(event) is dict else None
+        # The bulk of a stream, a text chunk without a time stamp, takes the short way.
+        if (kind == "content" or kind == "reasoning") and "t" not in event and type(event.get("text")) is str:
+            routes = self._chunk_routes[kind]
+            found = []
+            if self._run_routes[kind]:
+                if kind != self._held_kind or self._held_chars >= HELD_TEXT_CHARS:
+                    found = self._release_text(kind)
+                self._held.append(event["text"])
+                self._held_chars += len(event["text"])
+        else:
+            validate_event(event)
+            routes = self._routes[kind]
+            found = self._release_text("")
+            if kind == "session" and event.get("model"):
+                ctx.model = event["model"]
+            elif kind == "turn":
+                ctx.turn += 1
+            t = event.get("t")
+            if t is not None:
+                ctx.t = float(t)
+        for detector in routes:
             hits = detector.feed(event, ctx)
             if hits:
                 found += hits
@@ -69,11 +95,24 @@ class Monitor:
         """Detections for silence: time `t` (seconds since the session
         started, on the events' `t` scale) has come and no event with it.
         The live server calls this while a stream is quiet."""
-        found: list[Detection] = []
+        found = self._release_text("")
         for detector in self.detectors:
             found.extend(detector.tick(t, self.ctx))
         if any(d.action == "stop" for d in found):
             self.stopped = True
+        return found
+
+    def _release_text(self, next_kind: str) -> list[Detection]:
+        """Hand the held run of text, as one event, to the whole-text readers;
+        the next run held is of `next_kind`."""
+        held, kind = self._held, self._held_kind
+        self._held, self._held_chars, self._held_kind = [], 0, next_kind
+        if not held:
+            return []
+        event = {"type": kind, "text": "".join(held)}
+        found: list[Detection] = []
+        for detector in self._run_routes[kind]:
+            found += detector.feed(event, self.ctx)
         return found
 
     def take_checkpoints(self) -> list[Checkpoint]:

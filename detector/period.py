@@ -14,7 +14,8 @@ iterates p up to ``min(max_period, len // 2)``), so at least two whole copies
 are present. The smallest qualifying period wins.
 
 `PeriodTracker` is the incremental form: `push` costs O(max_period) at C
-speed plus O(live periods) in Python, and memory is O(max_period) elements,
+speed plus O(periods kept) in Python (a periodic tail's multiples are
+implicit), and memory is O(max_period) elements,
 whatever the stream length. `find_period` is the seed's batch function,
 defined by pushing the list through a tracker, so both always agree.
 """
@@ -42,17 +43,19 @@ class PeriodRun(NamedTuple):
 class PeriodTracker:
     """Incremental period finder over a stream of hashable elements.
 
-    A run of one element said again and again (the commonest loop: the same
-    line over and over) makes every period match. So the periods inside the
-    tail run of equal elements are kept implicitly: with `same` equal
-    elements at the tail, period p < same has exactly same - p matches (its
-    comparisons inside the run all hold, the one reaching past the run's
-    start fails). Only the other periods are kept, in `_matches`, so a push
-    costs a C-speed count over the window plus O(periods kept), not
-    O(max_period) in Python.
+    In a loop the tail is periodic, and every multiple of its period matches
+    too (a line said again and again matches at periods 1, 2, 3…; two
+    alternating lines at 2, 4, 6…). So the tracker keeps one live period, the
+    base q with its run of L elements, and its multiples implicitly: period
+    kq < L has exactly L - kq matches (its comparisons inside the run hold
+    by periodicity; the one reaching past the run's start is the comparison
+    that broke q's run). Only other periods are kept, in `_matches`. A push
+    costs a C-speed count over the window plus a C-speed search of the
+    elements before the base run, and O(periods kept) in Python; a run of
+    any period takes O(1) Python steps per push, not O(max_period / q).
     """
 
-    __slots__ = ("max_period", "min_elements", "_recent", "_matches", "_same", "count")
+    __slots__ = ("max_period", "min_elements", "_recent", "_matches", "_base", "_base_len", "count")
 
     def __init__(self, max_period: int = 50, min_elements: int = 6):
         if max_period < 1 or min_elements < 2:
@@ -66,53 +69,84 @@ class PeriodTracker:
         """Add one element (`current` tells the run it completes, if any)."""
         recent = self._recent
         available = len(recent)
-        same = self._same + 1 if available and recent[-1] == element else 1
-        # Periods p >= same whose run goes on or starts: an equal element sits p
-        # back, before the tail run (those in it are the implicit periods).
-        in_run = min(same - 1, available)
-        copies = recent.count(element) - in_run if in_run < available else 0
+        q, run = self._base, self._base_len
+        if q and recent[-q] == element:
+            # The base run goes on: the element sits at every distance kq <= run
+            # (the implicit periods); search only the rest of the window.
+            implicit = min(run, available)
+            copies = recent.count(element) - implicit // q
+            self._base_len = run + 1
+        else:
+            q = implicit = 0
+            copies = recent.count(element)
         old, matches = self._matches, {}
-        i = -1
-        for _ in range(copies):
-            i = recent.index(element, i + 1, available - in_run)
+        i, stop = -1, available - implicit
+        while copies:
+            try:
+                i = recent.index(element, i + 1, stop)
+            except ValueError:
+                # The rest lie inside the base run, off its multiples: a unit
+                # holding this element twice ("A B A C").
+                i, stop = stop - 1, available
+                continue
             p = available - i
-            matches[p] = old.get(p, 0) + 1
+            if not q or p % q or p > run:
+                matches[p] = old.get(p, 0) + 1
+                copies -= 1
+        if not q:
+            self._rebase(matches)
         self._matches = matches
-        self._same = same
         recent.append(element)
         self.count += 1
+
+    def _rebase(self, matches: dict[int, int]) -> None:
+        """The base run broke (or there was none): the smallest live period is
+        the new base, and its multiples inside its run become implicit."""
+        if not matches:
+            self._base = self._base_len = 0
+            return
+        q = min(matches)
+        run = matches[q] + q
+        for p in range(q, min(run, self.max_period + 1), q):
+            del matches[p]
+        self._base, self._base_len = q, run
 
     def current(self) -> PeriodRun | None:
         """The smallest-period run at the tail now, or None."""
         limit = min(self.max_period, self.count // 2)
-        same = self._same
-        # Implicit periods: p < same has same - p matches, a run of `same`
-        # elements; the smallest, p = 1, qualifies whenever any of them does.
-        if same >= 2 and same >= self.min_elements and limit >= 1:
-            return PeriodRun(period=1, length=same)
+        q, run = self._base, self._base_len
+        # Of the implicit periods only the base can qualify: a multiple has
+        # fewer matches and needs more.
+        based = q and q <= limit and run - q >= q and run >= self.min_elements
         for p in sorted(self._matches):
-            if p > limit:
+            if p > limit or (based and p > q):
                 break
             m = self._matches[p]
             # m >= p: at least two whole copies, else a tail of p distinct
             # elements with no repeat at all would count as a run.
             if m >= p and m + p >= self.min_elements:
                 return PeriodRun(period=p, length=m + p)
-        return None
+        return PeriodRun(period=q, length=run) if based else None
 
     def live_periods(self) -> list[int]:
         """The periods whose run goes on at the tail (matches > 0), smallest first."""
-        return [*range(1, min(self._same, self.max_period + 1)), *sorted(self._matches)]
+        q = self._base
+        implicit = range(q, min(self._base_len, self.max_period + 1), q) if q else ()
+        return sorted([*implicit, *self._matches])
 
     def run_length(self, period: int) -> int:
         """Elements in the current run of `period` (0 when none)."""
-        m = self._same - period if period < self._same else self._matches.get(period, 0)
+        q = self._base
+        if q and period % q == 0 and period < self._base_len:
+            return self._base_len
+        m = self._matches.get(period, 0)
         return m + period if m else 0
 
     def reset(self) -> None:
         self._recent.clear()
-        self._matches: dict[int, int] = {}  # period -> matches, for periods >= _same
-        self._same = 0  # equal elements at the tail
+        self._matches: dict[int, int] = {}  # period -> matches, for periods not implicit
+        self._base = 0  # the base period (0: none)
+        self._base_len = 0  # elements in the base period's run
         self.count = 0
 
 

@@ -51,6 +51,7 @@ BOUNDARY_CHARS = frozenset("\n。！？；，、：") | ASCII_MARKS
 WHITESPACE = re.compile(r"\s")
 DIGITS = re.compile(r"\d+")
 LIST_NUMBER = re.compile(r"\s*(?:\d+|[a-zA-Z]|[ivxIVX]+)\.")
+LIST_NUMBER_CHARS = 8  # longer blocks are not checked for being a list number but where they end
 LEADING_LIST_NUMBER = re.compile(r"\d+[.)]\s+")
 # Numbers count only in blocks with at least two letters: "Episode 5", "第5集",
 # not "56 x 5 = 280" or table cells.
@@ -131,8 +132,22 @@ class BlockCycleFinder:
                 found.append(region)
         while i < len(text):
             match = STRONG_BOUNDARY.search(text, i)
-            cut = match.end() if match else len(text) + 1
-            confirmed = cut + (1 if match and match.group() in ASCII_MARKS else 0)
+            if match is None:
+                cut = confirmed = len(text) + 1
+            else:
+                cut = match.end()
+                mark = match.group()
+                if (
+                    mark == "."
+                    and self._pending_len + cut - i <= LIST_NUMBER_CHARS
+                    and LIST_NUMBER.fullmatch("".join(self._pending) + text[i:cut])
+                ):
+                    # A list number ("12.") is no boundary: it joins the block it numbers.
+                    self._pending.append(text[i:cut])
+                    self._pending_len += cut - i
+                    i = cut
+                    continue
+                confirmed = cut + 1 if mark in ASCII_MARKS else cut
             room = params.block_max_chars - self._pending_len
             if self._pending_len + (cut - i) >= params.block_weak_cut_chars:
                 weak_from = self._weak_cut_from(text, i)
@@ -194,10 +209,11 @@ class BlockCycleFinder:
         self._block_start = end
         # An ordered-list number is markup (seed 000 type 2 strips it); other
         # numbers are content, masked only in blocks with words (counters).
-        body = LEADING_LIST_NUMBER.sub("", stripped, count=1)
-        key = DIGITS.sub("0", body) if TWO_LETTERS.search(body) else body
+        number = LEADING_LIST_NUMBER.search(stripped)
+        body = stripped[: number.start()] + stripped[number.end() :] if number else stripped
+        key = DIGITS.sub("0", body) if DIGITS.search(body) and TWO_LETTERS.search(body) else body
         self._tracker.push(hash(key))
-        self._ring.append(Block(start, raw, len(raw) - len(raw.lstrip()), body))
+        self._ring.append(Block(start, raw, raw.find(stripped[0]), body))
         return self._evaluate(confirmed_at)
 
     def _evaluate(self, at: int) -> RepeatedRegion | None:

@@ -92,6 +92,7 @@ class ToolIntent(Detector):
     Params = ToolIntentParams
     builtin = {"default": {}}
     consumes = frozenset({"content", "tool_call", "finish", "turn", "user"})
+    reads_text_whole = True  # the turn's text as a whole, judged when it ends
 
     def __init__(self, params: ToolIntentParams | None = None):
         super().__init__(params)

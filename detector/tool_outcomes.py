@@ -53,6 +53,7 @@ class ToolOutcomes(ToolCallDetector):
     Params = ToolOutcomesParams
     builtin = {"default": {}}
     consumes = frozenset({"tool_call", "tool_result", "turn", "user", "content", "finish"})
+    reads_text_whole = True  # only whether a turn said anything
 
     def __init__(self, params: ToolOutcomesParams | None = None):
         super().__init__(params)

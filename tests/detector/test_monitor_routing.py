@@ -1,15 +1,18 @@
 """The monitor hands each detector only the event types it declares
-(`Detector.consumes`); that must never change a detection. Reference: the
-same monitor with every event routed to every detector."""
+(`Detector.consumes`), and whole-text readers (`Detector.reads_text_whole`)
+their text in runs; that must never change a detection. Reference: the
+same monitor with every event, every chunk on its own, routed to every
+detector."""
 
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 
 from detector import Monitor, builtin_config
-from detector.events import EVENT_TYPES
+from detector.events import EVENT_TYPES, TEXT_CHANNELS
 from tests.shared_paths import shared_path
 
 CORPUS = shared_path("corpus", "real_small.jsonl")
@@ -39,10 +42,49 @@ def corpus_streams() -> list[tuple[str, list[dict]]]:
 @pytest.mark.parametrize("profile", sorted(builtin_config().profiles))
 def test_it_detects_the_same_with_and_without_routing(profile: str) -> None:
     for row_id, events in corpus_streams():
-        routed, broadcast = Monitor(profile), Monitor(profile)
-        broadcast._routes = {kind: broadcast.detectors for kind in EVENT_TYPES}
+        routed, broadcast = Monitor(profile), _broadcast(Monitor(profile))
         for event in events:
             assert routed.feed(dict(event)) == broadcast.feed(dict(event)), (profile, row_id, event)
+
+
+def _broadcast(monitor: Monitor) -> Monitor:
+    """The reference: every event and every chunk to every detector, at once."""
+    monitor._routes = {kind: monitor.detectors for kind in EVENT_TYPES}
+    monitor._chunk_routes = {kind: monitor.detectors for kind in TEXT_CHANNELS}
+    monitor._run_routes = {kind: [] for kind in TEXT_CHANNELS}
+    return monitor
+
+
+def test_held_text_reaches_its_readers_before_a_tick_and_before_any_other_event() -> None:
+    # After a `finish` the session waits for the user (health: not working);
+    # an untimed chunk says the model works again, so a silence of 700 s is
+    # a stall, but only if the chunk reached health before the tick.
+    events = [
+        {"type": "session", "model": "m"},
+        {"type": "turn", "t": 0},
+        {"type": "content", "text": "I'll read the file.", "t": 1},
+        {"type": "finish", "reason": "stop", "t": 2},
+        {"type": "content", "text": "I'll read "},
+        {"type": "content", "text": "the file."},
+        700.0,
+        {"type": "content", "text": " And I'll run it."},
+        {"type": "turn", "t": 800},
+        {"type": "reasoning", "text": "Hmm"},
+        {"type": "reasoning", "text": "".join(random.Random(0).choices("abcdefgh ", k=5000))},
+        {"type": "content", "text": "I'll check it."},
+        {"type": "finish", "reason": "stop"},
+    ]
+    routed, broadcast = Monitor("default"), _broadcast(Monitor("default"))
+    seen = []
+    for event in events:
+        if isinstance(event, float):
+            fired = routed.tick(event)
+            assert fired == broadcast.tick(event)
+        else:
+            fired = routed.feed(dict(event))
+            assert fired == broadcast.feed(dict(event)), event
+        seen += [d.type for d in fired]
+    assert seen == ["stream_stalled"]
 
 
 def test_it_skips_detectors_that_do_not_read_an_event_type() -> None:

@@ -109,20 +109,22 @@ def test_incremental_equals_batch_on_every_prefix(seed):
 
 @pytest.mark.parametrize("seed", range(40))
 def test_run_length_and_live_periods_equal_brute_force_on_every_prefix(seed):
-    # Long runs of one element (kept implicitly by the tracker), runs longer
-    # than the window, and runs of other periods broken and restarted.
+    # Runs of every period (whose multiples the tracker keeps implicitly),
+    # units holding an element twice ("ABAC"), runs longer than the window,
+    # and runs broken and restarted.
     rng = random.Random(seed)
     elements = []
-    while len(elements) < 120:
-        unit = [rng.choice("ABCD") for _ in range(rng.choice((1, 1, 2, 3, 5)))]
-        elements += unit * rng.randint(1, 12)
-    max_period = rng.randint(1, 10)
-    tracker = PeriodTracker(max_period, rng.randint(2, 8))
+    while len(elements) < 160:
+        unit = [rng.choice("ABCD") for _ in range(rng.choice((1, 1, 2, 2, 3, 4, 5)))]
+        elements += unit * rng.randint(1, 16)
+    max_period, min_elements = rng.randint(1, 24), rng.randint(2, 8)
+    tracker = PeriodTracker(max_period, min_elements)
     for n, element in enumerate(elements, 1):
         tracker.push(element)
         lengths = {p: _run_length(elements[:n], p) for p in range(1, max_period + 1)}
         assert {p: tracker.run_length(p) for p in lengths} == lengths
         assert tracker.live_periods() == [p for p, length in lengths.items() if length]
+        assert tracker.current() == _brute_force(elements[:n], max_period, min_elements)
 
 
 def _run_length(elements, p):

@@ -151,7 +151,10 @@ def test_long_replies_and_cut_replies_are_not_judged():
 
 def test_the_reply_buffer_is_bounded():
     monitor = only("tool_intent", max_text_chars=200)
-    run(monitor, AGENT_START + [{"type": "turn"}, {"type": "content", "text": "I'll read it. " + "x" * 10_000}])
+    # The second chunk makes the monitor hand the first on (it holds text
+    # for whole-text readers up to HELD_TEXT_CHARS).
+    chunks = [{"type": "content", "text": "I'll read it. " + "x" * 10_000}, {"type": "content", "text": "x"}]
+    run(monitor, AGENT_START + [{"type": "turn"}, *chunks])
     (detector,) = monitor.detectors
     assert sum(len(part) for part in detector.parts) == 201
     assert run(monitor, [{"type": "finish", "reason": "stop"}]) == []
