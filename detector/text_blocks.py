@@ -51,6 +51,8 @@ BOUNDARY_CHARS = frozenset("\n。！？；，、：") | ASCII_MARKS
 WHITESPACE = re.compile(r"\s")
 DIGITS = re.compile(r"\d+")
 LIST_NUMBER = re.compile(r"\s*(?:\d+|[a-zA-Z]|[ivxIVX]+)\.")
+# A block start that is a list number, whitespace and text with no boundary mark.
+LISTED_START = re.compile(LIST_NUMBER.pattern + r"\s[^" + re.escape("".join(sorted(BOUNDARY_CHARS))) + "]*")
 LIST_NUMBER_CHARS = 8  # longer blocks are not checked for being a list number but where they end
 LEADING_LIST_NUMBER = re.compile(r"\d+[.)]\s+")
 # Numbers count only in blocks with at least two letters: "Episode 5", "第5集",
@@ -84,11 +86,14 @@ class BlockCycleFinder:
         "_last_char",
         "_active",
         "covered_until",
+        "_tail_room",
     )
 
     def __init__(self, params) -> None:
         self.params = params
         self._tracker = PeriodTracker(params.block_max_period, 2)
+        # Characters a block may hold with neither a weak cut nor a hard cut due.
+        self._tail_room = min(params.block_weak_cut_chars, params.block_max_chars)
         self.reset()
 
     def reset(self) -> None:
@@ -119,6 +124,20 @@ class BlockCycleFinder:
             self._pending_len += len(text)
             self._last_char = text[-1]
             return []
+        if (
+            self._pending_len < LIST_NUMBER_CHARS
+            and self._pending_len + len(text) < self._tail_room
+            and "\n" not in text
+            and LISTED_START.fullmatch("".join(self._pending) + text)
+        ):
+            # The block so far is a list number and its first words ("12. ",
+            # then ". Ag" after "13"): the number's dot ends no block. (A
+            # newline in the chunk ends a block, of text or of whitespace:
+            # _feed_slow's work.)
+            self._pending.append(text)
+            self._pending_len += len(text)
+            self._last_char = text[-1]
+            return []
         return self._feed_slow(text, offset)
 
     def _feed_slow(self, text: str, offset: int) -> list[RepeatedRegion]:
@@ -133,6 +152,11 @@ class BlockCycleFinder:
         while i < len(text):
             match = STRONG_BOUNDARY.search(text, i)
             if match is None:
+                if self._pending_len + len(text) - i < self._tail_room:
+                    # The rest of the chunk ends no block: the common end of a chunk.
+                    self._pending.append(text[i:])
+                    self._pending_len += len(text) - i
+                    break
                 cut = confirmed = len(text) + 1
             else:
                 cut = match.end()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections import deque
 from dataclasses import replace
 
 import pytest
@@ -318,6 +319,55 @@ def test_split_invariance(name, text, expected, unit):
         i += step
     found += monitor.feed({"type": "finish"})
     assert found == whole
+
+
+# Pieces of numbered lists and the marks around them: every way a list
+# number, its dot, a newline, a lead of blank lines, a mark or a weak cut
+# can meet a chunk's edge.
+LIST_TOKENS = ["1", "12", "3", "5", "a", "I", "iv", ".", ". ", "e.g.", ",", ", ", "。", " ", "  ", "\n", "\n\n"]
+LIST_TOKENS += ["Agile", "x"]
+LIST_TOKENS += ["lorem ipsum dolor sit amet "] * 4  # long blocks, cut where they pass `block_weak_cut_chars`
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_numbered_lists_cut_into_the_same_blocks_however_split(seed):
+    """A chunk that only goes on with a list number takes a shortcut past
+    the boundary scan; it must cut exactly the blocks the scan cuts."""
+    rng = random.Random(seed)
+    text = "".join(rng.choice(LIST_TOKENS) for _ in range(400))
+    text += "".join(f"{n}. Agile\n" for n in range(1, 30))  # and a loop, so regions are compared too
+    whole = _blocks(text, [text])
+    assert any(kind == "block_cycle" for kind, *_ in whole[1])
+    for size in (1, 2, 3, 4, 5, 7):
+        assert _blocks(text, [text[i : i + size] for i in range(0, len(text), size)]) == whole, size
+    pieces, i = [], 0
+    while i < len(text):
+        step = rng.randint(1, 12)
+        pieces.append(text[i : i + step])
+        i += step
+    assert _blocks(text, pieces) == whole
+
+
+def test_a_numbered_line_longer_than_a_weak_cut_in_one_chunk_is_cut_as_ever():
+    line = "12. " + "lorem ipsum dolor sit amet " * 5
+    text = "Intro.\n" + line + "\n"
+    pieces = ["Intro.\n", line, "\n"]
+    blocks, _ = _blocks(text, pieces)
+    assert blocks == _blocks(text, list(text))[0]
+    cut = line.index(" ", 80)  # the first space 80 visible characters into the block
+    assert [block.raw for block in blocks] == ["Intro.", "\n" + line[:cut], line[cut:] + "\n"]
+
+
+def _blocks(text: str, pieces: list[str]) -> tuple[list, list]:
+    """Every block the finder cut (start, text, lead, body) and every region it reported."""
+    finder = TextLoopDetector()._channels["content"].blocks
+    finder._ring = deque(maxlen=None)  # keep every block, to compare them all
+    regions, offset = [], 0
+    for piece in pieces:
+        regions += finder.feed(piece, offset)
+        offset += len(piece)
+    regions += finder.flush(offset)
+    return list(finder._ring), [(r.kind, r.start, r.end, r.at, r.unit, r.repeats) for r in regions]
 
 
 def test_state_stays_bounded_on_a_long_stream():
