@@ -21,7 +21,7 @@ from .detection import Checkpoint, Detection
 from .events import EVENT_TYPES, TEXT_CHANNELS, validate_event
 from .registry import DETECTORS
 
-HELD_TEXT_CHARS = 4096
+HELD_TEXT_CHARS = 1024  # a run of 4-character chunks: 256 small strings held
 
 
 class Monitor:
