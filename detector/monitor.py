@@ -15,6 +15,10 @@ bounded by `HELD_TEXT_CHARS`.
 
 from __future__ import annotations
 
+import functools
+import hashlib
+from pathlib import Path
+
 from .base import Detector, StreamContext
 from .config import Config, Profile, builtin_config
 from .detection import Checkpoint, Detection
@@ -22,6 +26,22 @@ from .events import EVENT_TYPES, TEXT_CHANNELS, validate_event
 from .registry import DETECTORS
 
 HELD_TEXT_CHARS = 1024  # a run of 4-character chunks: 256 small strings held
+
+
+class StaleMonitorError(ValueError):
+    """A pickled Monitor made by other detector code."""
+
+
+@functools.cache
+def detector_code() -> str:
+    """A digest of this package's source: a Monitor pickled by one version of
+    the detectors is not loaded by another, whose classes its state may not
+    fit (the live lab then builds a new one and feeds it the stream)."""
+    package = Path(__file__).parent
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
 
 
 class Monitor:
@@ -48,6 +68,14 @@ class Monitor:
         self._held: list[str] = []
         self._held_chars = 0
         self.stopped = False
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_code": detector_code()}
+
+    def __setstate__(self, state: dict) -> None:
+        if state.pop("_code", None) != detector_code():
+            raise StaleMonitorError("this Monitor was pickled by other detector code: start a new one")
+        self.__dict__.update(state)
 
     @classmethod
     def for_model(cls, model: str, config: Config | None = None) -> Monitor:

@@ -7,12 +7,15 @@ detector."""
 from __future__ import annotations
 
 import json
+import pickle
 import random
 
 import pytest
 
 from detector import Monitor, builtin_config
+from detector import monitor as monitor_module
 from detector.events import EVENT_TYPES, TEXT_CHANNELS
+from detector.monitor import StaleMonitorError
 from tests.shared_paths import shared_path
 
 CORPUS = shared_path("corpus", "real_small.jsonl")
@@ -93,3 +96,15 @@ def test_it_skips_detectors_that_do_not_read_an_event_type() -> None:
     assert "tool_repetition" not in content_readers
     assert "text_loop" in content_readers
     assert {d.name for d in monitor._routes["tool_call"]} >= {"tool_repetition", "tool_dedup", "truncation"}
+
+
+def test_a_monitor_pickled_by_other_detector_code_does_not_load(monkeypatch) -> None:
+    monitor = Monitor("default")
+    monitor.feed({"type": "content", "text": "Hello. "})
+    again = pickle.loads(pickle.dumps(monitor))
+    assert (again.ctx.offsets["content"], again.feed({"type": "content", "text": "Hi."})) == (7, [])
+    monkeypatch.setattr(monitor_module, "detector_code", lambda: "an older version")
+    stale = pickle.dumps(monitor)
+    monkeypatch.undo()
+    with pytest.raises(StaleMonitorError, match="pickled by other detector code"):
+        pickle.loads(stale)

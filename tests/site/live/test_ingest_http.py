@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from django.db.models import F
 
+from detector import monitor as monitor_module
 from detector.monitor import Monitor
 from loopguard_site.live import services
 from loopguard_site.live.models import LiveStream
@@ -85,11 +86,24 @@ def test_batches_equal_one_stream_whatever_the_cut(
     ] == expected
 
 
-def test_a_lost_monitor_is_rebuilt_from_the_stored_events(live_session, producer, loop_events, loop_stop):
+@pytest.mark.parametrize("stored", ["not a pickle", "pickled by other detector code"])
+def test_a_lost_or_stale_monitor_is_rebuilt_from_the_stored_events(
+    live_session, producer, loop_events, loop_stop, stored, monkeypatch
+):
     client = producer.client()
     cut, end = loop_stop.seq - 10, loop_stop.seq + 10
     post(client, live_session, {"seq": 1, "events": loop_events[:cut]})
-    LiveStream.objects.filter(session=live_session).update(monitor=b"not a pickle")
+    if stored == "not a pickle":
+        LiveStream.objects.filter(session=live_session).update(monitor=b"not a pickle")
+    else:
+        # As an older LoopGuard left it: it loads as a Monitor, but its state may not fit the code.
+        older = Monitor("default")
+        for event in loop_events[:cut]:
+            older.feed(event)
+        older.ctx.events = 0  # would show in the count below if this state were used
+        monkeypatch.setattr(monitor_module, "detector_code", lambda: "an older version")
+        LiveStream.objects.filter(session=live_session).update(monitor=pickle.dumps(older), monitor_events=cut)
+        monkeypatch.undo()
     another_process_wrote(live_session)
 
     status, answer = post(client, live_session, {"seq": 2, "events": loop_events[cut:end]})
