@@ -5,10 +5,10 @@ messages to their viewers with it).
 
 channels_redis' `group_send` holds its connection's lock for the PUBLISH's
 whole round trip, so a process's sends queue behind each other, each
-waiting for the event loop to come round again: at 250 producers a batch's
-last forward waited 65-115 ms (p90) and 160-270 ms (p99) for its turn
-(bench/live_load.py, BENCHMARKS.md section 4). `group_send_many` sends them
-in one pipeline: one round trip for the lot.
+waiting for the event loop to come round again: under bench/live_load.py's
+250 producers a forward waited 65-115 ms (p90) and 160-270 ms (p99), timed
+in the Daphne processes (BENCHMARKS.md, section 4). `group_send_many` sends
+them in one pipeline: one round trip for the lot.
 
 The embedded mode's layer is made safe for senders on other threads.
 

@@ -2,8 +2,8 @@
 
 Viewers of a session (`/ws/sessions/<id>`) share the group `viewer_group(id)`
 and get the messages declared here, as the JSON text the socket sends
-(`viewer_text`, `events_text`). The
-producer sockets of a session share `producer_group(id)`: they get the
+(`viewer_text`, `events_text`). The producer sockets of a session share
+`producer_group(id)`: they get the
 detections that silence fired, and a new producer takes the session over
 (the older socket closes). The `send_*` functions here are the only code
 that calls the channel layer for live sessions; consumers forward what they get.

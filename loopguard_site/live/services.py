@@ -149,10 +149,11 @@ def _locked_streams(session_ids: set[int]) -> dict[int, tuple[Session, LiveStrea
     session_fields = Session._meta.concrete_fields
     stream_fields = [LiveStream._meta.get_field(name) for name in _STREAM_FIELDS]
     columns = [f"s.{quote(f.column)}" for f in session_fields] + [f"l.{quote(f.column)}" for f in stream_fields]
+    key = f"s.{quote(Session._meta.pk.column)}"
     sql = (
         f"SELECT {', '.join(columns)} FROM {quote(Session._meta.db_table)} s"
-        f" LEFT JOIN {quote(LiveStream._meta.db_table)} l ON l.{quote(stream_fields[0].column)} = s.{quote('id')}"
-        f" WHERE s.{quote('id')} IN ({', '.join(['%s'] * len(session_ids))}) ORDER BY s.{quote('id')}"
+        f" LEFT JOIN {quote(LiveStream._meta.db_table)} l ON l.{quote(stream_fields[0].column)} = {key}"
+        f" WHERE {key} IN ({', '.join(['%s'] * len(session_ids))}) ORDER BY {key}"
         + (" FOR UPDATE OF s" if connection.features.has_select_for_update_of else "")
     )
     with connection.cursor() as cursor:
