@@ -4,6 +4,7 @@ WebSocket clients authenticate with the browser's login session or with an API
 token (`Authorization: Bearer` header or `?token=`), see accounts.middleware.
 """
 
+import gc
 import os
 
 from django.core.asgi import get_asgi_application
@@ -32,3 +33,9 @@ application = ProtocolTypeRouter(
         ),
     }
 )
+
+# What the application has loaded so far lives as long as the process: keep
+# it out of the garbage collector's full passes, which otherwise walk it all
+# again and again (at 500 live producers each such pass stalled every socket
+# of the process for 130-200 ms; BENCHMARKS.md, section 4).
+gc.freeze()

@@ -1,5 +1,16 @@
-"""The embedded mode's channel layer: channels' in-memory layer, made safe
-for senders on other threads.
+"""The channel layers: channels_redis' pub/sub layer (the full mode's) and
+channels' in-memory layer (the embedded mode's), each with `group_send_many`,
+many group sends at once (the live ingest forwards a whole batch of
+messages to their viewers with it).
+
+channels_redis' `group_send` holds its connection's lock for the PUBLISH's
+whole round trip, so a process's sends queue behind each other, each
+waiting for the event loop to come round again: under bench/live_load.py's
+250 producers a forward waited 65-115 ms (p90) and 160-270 ms (p99), timed
+in the Daphne processes (BENCHMARKS.md, section 4). `group_send_many` sends
+them in one pipeline: one round trip for the lot.
+
+The embedded mode's layer is made safe for senders on other threads.
 
 The in-memory layer keeps one `asyncio.Queue` per channel, bound to the
 event loop of the consumer that awaits it (Daphne's). The embedded Celery
@@ -12,8 +23,29 @@ Daphne's loop. Such a send is handed over to the receiving loop instead.
 from __future__ import annotations
 
 import asyncio
+from collections import defaultdict
+from collections.abc import Sequence
 
 from channels.layers import InMemoryChannelLayer
+from channels_redis.pubsub import RedisPubSubChannelLayer
+
+
+class PipelinedPubSubChannelLayer(RedisPubSubChannelLayer):
+    async def group_send_many(self, sends: Sequence[tuple[str, dict]]) -> None:
+        """`group_send(group, message)` for each pair, in order, in one
+        round trip per Redis server."""
+        layer = self._get_layer()  # this event loop's
+        by_shard = defaultdict(list)
+        for group, message in sends:
+            channel = layer._get_group_channel_name(group)
+            by_shard[layer._get_shard(channel)].append((channel, self.serialize(message)))
+        for shard, publishes in by_shard.items():
+            async with shard._lock:  # as its `publish` does
+                shard._ensure_redis()
+                pipeline = shard._redis.pipeline(transaction=False)
+                for channel, data in publishes:
+                    pipeline.publish(channel, data)
+                await pipeline.execute()
 
 
 class ThreadSafeInMemoryChannelLayer(InMemoryChannelLayer):
@@ -25,3 +57,7 @@ class ThreadSafeInMemoryChannelLayer(InMemoryChannelLayer):
             return
         handover = asyncio.run_coroutine_threadsafe(super().send(channel, message), owner)
         await asyncio.wrap_future(handover)
+
+    async def group_send_many(self, sends: Sequence[tuple[str, dict]]) -> None:
+        for group, message in sends:
+            await self.group_send(group, message)

@@ -183,10 +183,11 @@ else:
     # pooled connections (bench/live_load.py, BENCHMARKS.md). What the pub/sub
     # layer gives up, buffering messages while a process is cut off from
     # Redis, the lab does not rely on: the data is in the database, and a
-    # socket that connects again gets a snapshot.
+    # socket that connects again gets a snapshot. Ours adds group_send_many
+    # (channel_layers.py).
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+            "BACKEND": "loopguard_site.channel_layers.PipelinedPubSubChannelLayer",
             "CONFIG": {"hosts": [{"address": REDIS_URL}]},
         }
     }

@@ -32,8 +32,11 @@ QUOTA_USED_UP = "this token's daily quota is used up (LOOPGUARD_TOKEN_DAILY_QUOT
 
 def _count(key: str, calls: int) -> int:
     """Add `calls` to a counter (created at 0) and return its new value."""
-    cache.add(key, 0, KEEP_SECONDS)  # atomic on Redis: the first process creates it
-    return cache.incr(key, calls)
+    try:
+        return cache.incr(key, calls)  # the counter exists but for the day's first call
+    except ValueError:
+        cache.add(key, 0, KEEP_SECONDS)  # atomic on Redis: the first process creates it
+        return cache.incr(key, calls)
 
 
 def token_quota_take(*, token_key: str, now: datetime.datetime) -> int | None:
@@ -43,7 +46,7 @@ def token_quota_take(*, token_key: str, now: datetime.datetime) -> int | None:
 
 
 def token_quota_take_many(*, token_key: str, calls: int, now: datetime.datetime) -> tuple[int, int | None]:
-    """Count `calls` calls of the token at once (two cache round trips
+    """Count `calls` calls of the token at once (one cache increment
     whatever their number): how many of them, the first ones, the quota
     allows, and for the others the seconds to wait (None if it allows all)."""
     day = now.astimezone(datetime.UTC).date()

@@ -9,9 +9,11 @@ next batch, so the busier the sockets, the bigger the batches: no timer
 holds a lone message back. The thread keeps its database connection between
 batches (channels' `database_sync_to_async` would open one per message with
 CONN_MAX_AGE = 0, and run all sockets' calls on one shared thread) and
-closes it after IDLE_SECONDS without a message. The socket's viewers get the
-message once the batch committed, through `forward_to_viewers` on the
-socket's own event loop (the server's: its channel-layer connections are there).
+closes it after IDLE_SECONDS without a message. Once the batch committed,
+its messages go to their viewers all at once (`forward_to_viewers`, one
+Redis round trip for the batch), on the sockets' event loop (the server's:
+its channel-layer connections are there), and then each socket hears its
+message's outcome.
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ log = logging.getLogger(__name__)
 MAX_BATCH = 2000  # messages a batch takes at most
 IDLE_SECONDS = 1.0  # an idle thread closes its database connection after this
 
-_Job = tuple[IngestRequest, concurrent.futures.Future]
+_Job = tuple[IngestRequest, concurrent.futures.Future, asyncio.AbstractEventLoop]
+_Answer = tuple[IngestRequest, concurrent.futures.Future, IngestResult | ProtocolError]
 
 
 class IngestWorker:
@@ -44,15 +47,16 @@ class IngestWorker:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
-    def submit(self, request: IngestRequest) -> concurrent.futures.Future:
-        """Queue a message; the future's result is its `IngestResult` or the
-        `ProtocolError` that refused it."""
+    def submit(self, request: IngestRequest, loop: asyncio.AbstractEventLoop) -> concurrent.futures.Future:
+        """Queue a message of a socket served by `loop`; the future's result
+        is its `IngestResult` once stored and forwarded to the viewers, or
+        the `ProtocolError` that refused it."""
         future: concurrent.futures.Future = concurrent.futures.Future()
         with self._lock:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="live-ingest", daemon=True)
                 self._thread.start()
-            self._jobs.put((request, future))
+            self._jobs.put((request, future, loop))
         return future
 
     def stop(self) -> None:
@@ -74,7 +78,7 @@ class IngestWorker:
                 continue
             jobs: list[_Job] = []
             while job is not None:
-                request, future = job
+                _, future, _ = job
                 if future.set_running_or_notify_cancel():  # a socket gone before its message was taken: dropped
                     jobs.append(job)
                 if len(jobs) == MAX_BATCH:
@@ -91,27 +95,49 @@ class IngestWorker:
 
     def _store(self, jobs: list[_Job]) -> None:
         try:
-            outcomes = live_ingest_batch([request for request, _ in jobs])
+            outcomes = live_ingest_batch([request for request, _, _ in jobs])
         except Exception as exc:  # the database failed the batch: every socket of it hears so
             log.exception("a live ingest batch of %d messages failed", len(jobs))
             connection.close()  # a broken connection is replaced with the next batch
-            for _, future in jobs:
+            for _, future, _ in jobs:
                 future.set_exception(exc)
             return
-        for (_, future), outcome in zip(jobs, outcomes, strict=True):
-            future.set_result(outcome)
+        by_loop: dict[asyncio.AbstractEventLoop, list[_Answer]] = {}
+        for (request, future, loop), outcome in zip(jobs, outcomes, strict=True):
+            by_loop.setdefault(loop, []).append((request, future, outcome))
+        for loop, answers in by_loop.items():
+            try:
+                asyncio.run_coroutine_threadsafe(_forward_and_answer(answers), loop)
+            except RuntimeError as exc:  # the loop is closed: its sockets are gone
+                for _, future, _ in answers:
+                    future.set_exception(exc)
 
 
 ingest_worker = IngestWorker()
+
+
+async def _forward_and_answer(answers: list[_Answer]) -> None:
+    """Forward a batch's stored messages to their viewers, then answer each
+    socket. A forward that fails (Redis unreachable) fails the sockets whose
+    messages it carried: stored but not acknowledged, the producer resends
+    them and gets them acknowledged (a duplicate is stored no second time)."""
+    forwarded = [answer for answer in answers if isinstance(answer[2], IngestResult) and answer[2].viewer_texts]
+    try:
+        if forwarded:
+            await forward_to_viewers([(request.session_id, outcome.viewer_texts) for request, _, outcome in forwarded])
+    except Exception as exc:  # noqa: BLE001 - whatever it was, those sockets hear it
+        for _, future, _ in forwarded:
+            future.set_exception(exc)
+    for _, future, outcome in answers:
+        if not future.done():
+            future.set_result(outcome)
 
 
 async def socket_ingest(request: IngestRequest) -> IngestResult:
     """Store a producer socket's message (with those of the process's other
     sockets) and forward it to the session's viewers; raises the
     `ProtocolError` that refused it."""
-    outcome = await asyncio.wrap_future(ingest_worker.submit(request))
+    outcome = await asyncio.wrap_future(ingest_worker.submit(request, asyncio.get_running_loop()))
     if isinstance(outcome, ProtocolError):
         raise outcome
-    if outcome.viewer_payloads:
-        await forward_to_viewers(request.session_id, outcome.viewer_payloads)
     return outcome

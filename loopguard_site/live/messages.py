@@ -1,8 +1,9 @@
 """Messages of the live channel-layer groups.
 
 Viewers of a session (`/ws/sessions/<id>`) share the group `viewer_group(id)`
-and get the payloads declared here, exactly as the socket sends them. The
-producer sockets of a session share `producer_group(id)`: they get the
+and get the messages declared here, as the JSON text the socket sends
+(`viewer_text`, `events_text`). The producer sockets of a session share
+`producer_group(id)`: they get the
 detections that silence fired, and a new producer takes the session over
 (the older socket closes). The `send_*` functions here are the only code
 that calls the channel layer for live sessions; consumers forward what they get.
@@ -11,6 +12,7 @@ that calls the channel layer for live sessions; consumers forward what they get.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import TypedDict
 
 from asgiref.sync import async_to_sync
@@ -40,18 +42,38 @@ def producer_group(session_id: int) -> str:
     return f"live.producer.{session_id}"
 
 
-async def forward_to_viewers(session_id: int, payloads: list[ViewerMessage]) -> None:
-    """Forward payloads, in order, to every socket watching the session (one
-    channel-layer message for them all). They travel as the JSON text the
-    sockets send: encoded once, not once per viewer, and whatever JSON an
-    event holds (an integer past 64 bits, which the layer's msgpack refuses)."""
-    texts = [json.dumps(payload) for payload in payloads]
-    await get_channel_layer().group_send(viewer_group(session_id), {"type": "live.forward", "texts": texts})
+def viewer_text(message: ViewerMessage) -> str:
+    """A viewer message as the JSON text the sockets send. Viewers' copies
+    cross the channel layer as this text: encoded once, not once per
+    viewer, and whatever JSON an event holds (an integer past 64 bits,
+    which the layer's msgpack refuses)."""
+    return json.dumps(message)
 
 
-def send_to_viewers(session_id: int, payloads: list[ViewerMessage]) -> None:
-    """`forward_to_viewers` from synchronous code."""
-    async_to_sync(forward_to_viewers)(session_id, payloads)
+def events_text(first_seq: int, events: list[dict], event_jsons: list[str]) -> str:
+    """`viewer_text({"events": [{**event, "seq": n}, ...]})` for events
+    numbered from `first_seq`, from each event's JSON text as stored (built
+    as text: the events are not encoded a second time)."""
+    parts = []
+    for seq, (event, text) in enumerate(zip(events, event_jsons, strict=True), start=first_seq):
+        if "seq" in event:  # a field of the producer's own: the server's number takes its place
+            parts.append(json.dumps({**event, "seq": seq}, ensure_ascii=False))
+        else:
+            parts.append(f'{text[:-1]}, "seq": {seq}}}')  # an event is a non-empty object: '{..."type"...}'
+    return '{"events": [' + ", ".join(parts) + "]}"
+
+
+async def forward_to_viewers(forwards: Sequence[tuple[int, list[str]]]) -> None:
+    """Forward each (session id, `viewer_text`s), in order, to every socket
+    watching the session: one channel-layer message a session, all sent at
+    once (`group_send_many`: one Redis round trip)."""
+    sends = [(viewer_group(session_id), {"type": "live.forward", "texts": texts}) for session_id, texts in forwards]
+    await get_channel_layer().group_send_many(sends)
+
+
+def send_to_viewers(session_id: int, texts: list[str]) -> None:
+    """`forward_to_viewers` of one session's texts, from synchronous code."""
+    async_to_sync(forward_to_viewers)([(session_id, texts)])
 
 
 def send_to_producer(session_id: int, detections: list[dict]) -> None:

@@ -82,11 +82,13 @@ def parse_message(data: object) -> IngestMessage:
 
 def _check_storable(key: str, events: list[dict]) -> None:
     """Refuse what the database cannot store (NUL, lone surrogates, NaN)."""
-    if problem := unstorable_event(events):
+    try:
+        text = json.dumps(events, ensure_ascii=False, allow_nan=False)
+    except ValueError:  # NaN or Infinity (what a number past a float's range parses to)
+        text = None
+    if problem := unstorable_event(events, text):
         number, path, what = problem
         where = key if key == "event" else f"events[{number - 1}]"
         raise ProtocolError(f"{where}.{path} holds {what}", field=f"{where}.{path}")
-    try:
-        json.dumps(events, allow_nan=False)
-    except ValueError as exc:
-        raise ProtocolError(f"{key} holds NaN or Infinity, which JSON has not", field=key) from exc
+    if text is None:
+        raise ProtocolError(f"{key} holds NaN or Infinity, which JSON has not", field=key)

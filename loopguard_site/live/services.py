@@ -12,7 +12,7 @@ is an error); its events are stored, fed to the session's Monitor, and
 every detection is stored as a `replay.Detection` of the session's profile.
 A message refused (a gap, a closed session, a quota used up) stores nothing
 and leaves the others of its batch alone. The caller forwards each stored
-message's viewer payloads once the batch is committed.
+message's viewer texts once the batch is committed.
 
 The Monitor stays in the memory of the process that stores the session's
 messages (`_monitors`), stamped with the `LiveStream.revision` its last
@@ -37,7 +37,7 @@ import pickle
 import secrets
 import threading
 from collections import OrderedDict, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
@@ -52,10 +52,10 @@ from detector.monitor import Monitor
 from loopguard_site.accounts.quota import QUOTA_USED_UP, token_quota_take_many
 from loopguard_site.replay.models import CheckpointEvaluation, Detection
 from loopguard_site.replay.selectors import detection_to_dict, replay_config
-from loopguard_site.transcripts.event_rows import numbered_events_insert
+from loopguard_site.transcripts.event_rows import event_json, numbered_events_insert
 from loopguard_site.transcripts.models import Event, Session
 
-from .messages import ViewerMessage, send_to_producer, send_to_viewers
+from .messages import ViewerMessage, events_text, send_to_producer, send_to_viewers, viewer_text
 from .models import LiveStream
 from .protocol import ProtocolError
 from .selectors import OPEN_STATES, stalled_candidate_ids, tick_candidate_ids
@@ -88,7 +88,7 @@ class IngestResult:
     state: str
     detections: list[dict] = field(default_factory=list)
     duplicate: bool = False
-    viewer_payloads: list[ViewerMessage] = field(default_factory=list)
+    viewer_texts: list[str] = field(default_factory=list)  # `viewer_text`s
 
 
 def live_detection_dict(detection: Detection) -> dict:
@@ -126,23 +126,72 @@ _monitors = _MonitorCache(MONITORS_KEPT)
 def _locked_stream(session_id: int) -> tuple[Session, LiveStream]:
     """The session, locked until the transaction ends (every writer of a live
     session's events and state takes this lock first), and its LiveStream."""
-    session = Session.objects.select_for_update().filter(pk=session_id).first()
-    if session is None:
+    locked = _locked_streams({session_id})
+    if session_id not in locked:
         raise ProtocolError(f"no session {session_id}", status=404)  # deleted while a producer streamed
-    stream, _ = LiveStream.objects.get_or_create(session=session)
-    return session, stream
+    return locked[session_id]
+
+
+_STREAM_FIELDS = ("session", "acked_seq", "monitor_events", "revision", "last_event_at")  # not the pickled Monitor
 
 
 def _locked_streams(session_ids: set[int]) -> dict[int, tuple[Session, LiveStream]]:
-    """`_locked_stream` for many sessions in two round trips (locked in id
+    """`_locked_stream` for many sessions in one round trip (locked in id
     order, as every batch does: two batches never wait for each other in a
-    circle); a session deleted meanwhile is missing."""
-    sessions = list(Session.objects.select_for_update().filter(pk__in=session_ids).order_by("pk"))
-    streams = {s.session_id: s for s in LiveStream.objects.filter(session_id__in=session_ids)}
-    missing = [LiveStream(session=session) for session in sessions if session.pk not in streams]
-    for stream in LiveStream.objects.bulk_create(missing):
-        streams[stream.session_id] = stream
-    return {session.pk: (session, streams[session.pk]) for session in sessions}
+    circle); a session deleted meanwhile is missing. The pickled Monitor
+    (tens of KB) is read only when this process's own is not current
+    (`stream_monitor`). Written as SQL: Django's compiler spent more time
+    building this query than the rest of a batch of a few messages spent
+    storing them."""
+    if not session_ids:  # every message of the batch refused (a quota used up)
+        return {}
+    quote = connection.ops.quote_name
+    session_fields = Session._meta.concrete_fields
+    stream_fields = [LiveStream._meta.get_field(name) for name in _STREAM_FIELDS]
+    columns = [f"s.{quote(f.column)}" for f in session_fields] + [f"l.{quote(f.column)}" for f in stream_fields]
+    key = f"s.{quote(Session._meta.pk.column)}"
+    sql = (
+        f"SELECT {', '.join(columns)} FROM {quote(Session._meta.db_table)} s"
+        f" LEFT JOIN {quote(LiveStream._meta.db_table)} l ON l.{quote(stream_fields[0].column)} = {key}"
+        f" WHERE {key} IN ({', '.join(['%s'] * len(session_ids))}) ORDER BY {key}"
+        + (" FOR UPDATE OF s" if connection.features.has_select_for_update_of else "")
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, sorted(session_ids))
+        rows = cursor.fetchall()
+    session_values, stream_values = _row_converter(session_fields), _row_converter(stream_fields)
+    locked, missing = {}, []
+    for row in rows:
+        session = Session.from_db(connection.alias, None, session_values(row[: len(session_fields)]))
+        if row[len(session_fields)] is None:  # no LiveStream yet
+            stream = LiveStream(session=session)
+            missing.append(stream)
+        else:
+            stream = LiveStream.from_db(
+                connection.alias, [f.attname for f in stream_fields], stream_values(row[len(session_fields) :])
+            )
+        locked[session.pk] = (session, stream)
+    LiveStream.objects.bulk_create(missing)
+    return locked
+
+
+def _row_converter(fields: Sequence[models.Field]) -> Callable[[Sequence], list]:
+    """Turns database values of `fields` into Python values, as a queryset does."""
+    converters = [
+        (index, connection.ops.get_db_converters(column) + field.get_db_converters(connection), column)
+        for index, field in enumerate(fields)
+        for column in [field.get_col(field.model._meta.db_table)]
+    ]
+    converters = [(index, functions, column) for index, functions, column in converters if functions]
+
+    def convert(values: Sequence) -> list:
+        values = list(values)
+        for index, functions, column in converters:
+            for function in functions:
+                values[index] = function(values[index], column, connection)
+        return values
+
+    return convert
 
 
 def _locked_or_gone(session_id: int) -> tuple[Session, LiveStream] | None:
@@ -288,7 +337,11 @@ def _ingest_one(ingesting: _Ingesting, request: IngestRequest, new_events: list,
     for number, event in enumerate(events, start=first):
         found.extend((number, detection) for detection in monitor.feed(event))
         checkpoints.extend((number, checkpoint) for checkpoint in monitor.take_checkpoints())
-    new_events.extend((session.pk, number, event) for number, event in enumerate(events, start=first))
+    texts = [event_json(event) for event in events]
+    new_events.extend(
+        (session.pk, number, event["type"], text)
+        for number, (event, text) in enumerate(zip(events, texts, strict=True), start=first)
+    )
     detections = _store_found(session, found, checkpoints) if found or checkpoints else []
     old_state = session.state
     session.state = Session.State.CLOSED if request.close else _state_after(session, monitor, bool(found))
@@ -297,19 +350,32 @@ def _ingest_one(ingesting: _Ingesting, request: IngestRequest, new_events: list,
     ingesting.pickle_it |= (
         bool(found) or request.close or session.event_count >= stream.monitor_events + MONITOR_SAVE_EVENTS
     )
-    payloads: list[ViewerMessage] = [
-        {"events": [{**event, "seq": number} for number, event in enumerate(events, start=first)]}
-    ]
-    payloads += [{"detection": detection} for detection in detections]
+    viewer_texts = [events_text(first, events, texts)]
+    viewer_texts += [viewer_text({"detection": detection}) for detection in detections]
     if session.state != old_state:
-        payloads.append({"state": session.state})
-    return IngestResult(ack=seq, state=session.state, detections=detections, viewer_payloads=payloads)
+        viewer_texts.append(viewer_text({"state": session.state}))
+    return IngestResult(ack=seq, state=session.state, detections=detections, viewer_texts=viewer_texts)
 
 
-def _update_rows(model: type[models.Model], fields: list[str], objects: list[models.Model]) -> None:
-    """Save `fields` of many rows, each its own values, in one statement
-    (`UPDATE ... FROM (VALUES ...)`: Django's `bulk_update` builds a CASE
-    per field and row, milliseconds of Python a row)."""
+_RowsUpdate = tuple[type[models.Model], list[str], list[models.Model]]
+
+
+def _update_rows(*updates: _RowsUpdate) -> None:
+    """Save fields of many rows, each its own values: one statement per
+    (model, fields, rows), `UPDATE ... FROM (VALUES ...)` (Django's
+    `bulk_update` builds a CASE per field and row, milliseconds of Python a
+    row). On PostgreSQL all of them go in one round trip (Django's cursor
+    binds parameters client-side, so one execute takes several statements)."""
+    statements = [_update_rows_statement(*update) for update in updates]
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("; ".join(sql for sql, _ in statements), [v for _, values in statements for v in values])
+        else:
+            for sql, values in statements:
+                cursor.execute(sql, values)
+
+
+def _update_rows_statement(model: type[models.Model], fields: list[str], objects: list[models.Model]) -> tuple:
     quote = connection.ops.quote_name
     table, key = quote(model._meta.db_table), quote(model._meta.pk.column)
     columns = [model._meta.get_field(name) for name in fields]
@@ -319,12 +385,11 @@ def _update_rows(model: type[models.Model], fields: list[str], objects: list[mod
     for obj in objects:
         values.append(obj.pk)
         values += (column.get_db_prep_save(getattr(obj, column.attname), connection) for column in columns)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {table} SET {sets} FROM (VALUES {', '.join([row] * len(objects))}) AS v"
-            f" WHERE {table}.{key} = v.column1",
-            values,
-        )
+    sql = (
+        f"UPDATE {table} SET {sets} FROM (VALUES {', '.join([row] * len(objects))}) AS v"
+        f" WHERE {table}.{key} = v.column1"
+    )
+    return sql, values
 
 
 def live_ingest_batch(requests: Sequence[IngestRequest]) -> list[IngestResult | ProtocolError]:
@@ -333,14 +398,14 @@ def live_ingest_batch(requests: Sequence[IngestRequest]) -> list[IngestResult | 
     `ProtocolError` that refused it (a gap in the seq, a session that takes
     no events or is gone, a quota used up), in which case nothing of it is
     stored. Returns once the batch is committed; the caller forwards the
-    results' `viewer_payloads`."""
+    results' `viewer_texts`."""
     now = timezone.now()
     outcomes: dict[int, IngestResult | ProtocolError] = _within_quota(requests, now)
     admitted = [index for index in range(len(requests)) if index not in outcomes]
     with transaction.atomic():
         locked = _locked_streams({requests[index].session_id for index in admitted})
         ingesting = {session_id: _Ingesting(session, stream) for session_id, (session, stream) in locked.items()}
-        new_events: list[tuple[int, int, dict]] = []
+        new_events: list[tuple[int, int, str, str]] = []
         for index in admitted:
             request = requests[index]
             try:
@@ -352,12 +417,15 @@ def live_ingest_batch(requests: Sequence[IngestRequest]) -> list[IngestResult | 
         written = [one for one in ingesting.values() if one.monitor is not None]
         if written:
             numbered_events_insert(new_events)
-            _update_rows(Session, ["event_count", "state"], [one.session for one in written])
             for one in written:
                 _stream_written(one.session, one.stream, one.monitor, pickle_it=one.pickle_it)
-            _update_rows(LiveStream, ["acked_seq", "last_event_at", "revision"], [one.stream for one in written])
+            updates: list[_RowsUpdate] = [
+                (Session, ["event_count", "state"], [one.session for one in written]),
+                (LiveStream, ["acked_seq", "last_event_at", "revision"], [one.stream for one in written]),
+            ]
             if pickled := [one.stream for one in written if one.pickle_it]:
-                _update_rows(LiveStream, ["monitor", "monitor_events"], pickled)
+                updates.append((LiveStream, ["monitor", "monitor_events"], pickled))
+            _update_rows(*updates)
     return [outcomes[index] for index in range(len(requests))]
 
 
@@ -367,8 +435,8 @@ def live_ingest(*, session_id: int, seq: int, events: list[dict], close: bool = 
     [outcome] = live_ingest_batch([IngestRequest(session_id=session_id, seq=seq, events=events, close=close)])
     if isinstance(outcome, ProtocolError):
         raise outcome
-    if outcome.viewer_payloads:
-        send_to_viewers(session_id, outcome.viewer_payloads)
+    if outcome.viewer_texts:
+        send_to_viewers(session_id, outcome.viewer_texts)
     return outcome
 
 
@@ -381,7 +449,7 @@ def live_session_close(*, session_id: int) -> IngestResult:
             return IngestResult(ack=stream.acked_seq, state=session.state)
         _check_open(session)
         Session.objects.filter(pk=session.pk).update(state=Session.State.CLOSED)
-        transaction.on_commit(lambda: send_to_viewers(session_id, [{"state": Session.State.CLOSED}]))
+        transaction.on_commit(lambda: send_to_viewers(session_id, [viewer_text({"state": Session.State.CLOSED})]))
     return IngestResult(ack=stream.acked_seq, state=Session.State.CLOSED)
 
 
@@ -401,7 +469,9 @@ def live_sessions_mark_stalled(*, now: datetime) -> list[int]:
             if session.state in (Session.State.LIVE, Session.State.LOOPING) and last <= cutoff:
                 Session.objects.filter(pk=session_id).update(state=Session.State.STALLED)
                 transaction.on_commit(
-                    lambda session_id=session_id: send_to_viewers(session_id, [{"state": Session.State.STALLED}])
+                    lambda session_id=session_id: send_to_viewers(
+                        session_id, [viewer_text({"state": Session.State.STALLED})]
+                    )
                 )
                 marked.append(session_id)
     return marked
@@ -446,5 +516,5 @@ def live_sessions_tick(*, now: datetime) -> list[int]:
 
 
 def _send_tick(session_id: int, payloads: list[ViewerMessage], detections: list[dict]) -> None:
-    send_to_viewers(session_id, payloads)
+    send_to_viewers(session_id, [viewer_text(payload) for payload in payloads])
     send_to_producer(session_id, detections)

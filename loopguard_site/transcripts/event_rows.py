@@ -22,26 +22,31 @@ SQLITE_BATCH = 1000  # rows per INSERT: 4,000 parameters, under SQLite's limit o
 _FIELDS = ("session", "seq", "type", "data")
 
 
+def event_json(event: dict) -> str:
+    """The event's JSON text as `JSONField` stores it."""
+    return json.dumps(event, ensure_ascii=False)
+
+
 def events_insert(session_id: int, events: Sequence[dict]) -> None:
     """Insert `events` as seq 1..n of the session (inside the caller's transaction)."""
-    numbered_events_insert((session_id, seq, event) for seq, event in enumerate(events, start=1))
+    numbered_events_insert(
+        (session_id, seq, event["type"], event_json(event)) for seq, event in enumerate(events, start=1)
+    )
 
 
-def numbered_events_insert(numbered: Iterable[tuple[int, int, dict]]) -> None:
-    """Insert events given as (session id, seq, event), of any sessions
-    (inside the caller's transaction)."""
+def numbered_events_insert(rows: Iterable[tuple[int, int, str, str]]) -> None:
+    """Insert events given as (session id, seq, type, `event_json`), of any
+    sessions (inside the caller's transaction)."""
     quote = connection.ops.quote_name
     table = quote(Event._meta.db_table)
     columns = ", ".join(quote(Event._meta.get_field(name).column) for name in _FIELDS)
-    rows = (
-        (session_id, seq, event["type"], json.dumps(event, ensure_ascii=False)) for session_id, seq, event in numbered
-    )
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
                 for row in rows:
                     copy.write_row(row)
             return
+        rows = iter(rows)
         while batch := [row for _, row in zip(range(SQLITE_BATCH), rows, strict=False)]:
             values = ", ".join(["(%s, %s, %s, %s)"] * len(batch))
             cursor.execute(f"INSERT INTO {table} ({columns}) VALUES {values}", [v for row in batch for v in row])

@@ -42,11 +42,13 @@ def _value_problem(value: object, path: str) -> tuple[str, str] | None:
     return None
 
 
-def unstorable_event(events: list[dict]) -> tuple[int, str, str] | None:
+def unstorable_event(events: list[dict], text: str | None = None) -> tuple[int, str, str] | None:
     """(event number from 1, field path, problem) of the first event the
-    database cannot store, or None. One `json.dumps` of the whole list
-    answers the common case; only a suspicious list is walked."""
-    text = json.dumps(events, ensure_ascii=False)
+    database cannot store, or None. One `json.dumps(events,
+    ensure_ascii=False)` (`text`, when the caller has it) answers the common
+    case; only a suspicious list is walked."""
+    if text is None:
+        text = json.dumps(events, ensure_ascii=False)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:  # a surrogate

@@ -93,7 +93,7 @@ def test_it_uses_postgresql_and_redis_in_the_full_mode(tmp_path):
     }
     assert s["CHANNEL_LAYERS"] == {
         "default": {
-            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+            "BACKEND": "loopguard_site.channel_layers.PipelinedPubSubChannelLayer",
             "CONFIG": {"hosts": [{"address": "redis://cache.internal:6380/2"}]},
         }
     }

@@ -3,6 +3,8 @@ messages of many sessions in one transaction, each answered on its own."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from loopguard_site.live.models import LiveStream
@@ -51,7 +53,7 @@ def test_a_batch_stores_each_sessions_messages_in_order_and_refuses_only_the_bad
         (2, "live", False),
         (1, "live", True),
     ]
-    assert [r.viewer_payloads for r in results] == [
+    assert [[json.loads(text) for text in r.viewer_texts] for r in results] == [
         [{"events": [{**content("a1"), "seq": 1}]}],
         [{"events": [{**content("b1"), "seq": 1}, {**content("b2"), "seq": 2}]}],
         [{"events": [{**content("b3"), "seq": 3}]}, {"state": "closed"}],
