@@ -13,9 +13,9 @@ slows the run down, so not while timing), after the stream's text is
 already in memory.
 
 Each row runs `--rounds` times (default 3) and shows its fastest round:
-this machine shares its host, and a busy neighbour slows whole rounds.
+the machine's speed varies from minute to minute, slowing whole rounds.
 
-    .venv/bin/python bench/detector_speed.py            # all sizes (about 6 min)
+    .venv/bin/python bench/detector_speed.py            # all sizes (about 2 min)
     .venv/bin/python bench/detector_speed.py --quick    # 10 KB and 100 KB only
 """
 
@@ -43,7 +43,7 @@ CHUNK = 4
 # peak staying flat from 10 KB to 1 MB is what shows it bounded.
 MEMORY_CHARS = 1_000_000
 # Streams longer than this are timed on `content` only, without the
-# monitor-only row, to keep the default run within about three minutes.
+# monitor-only row, to keep the default run within about two minutes.
 LONGEST_FOR_ALL = 1_000_000
 WARM_UP_CHARS = 100_000
 
@@ -159,8 +159,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"µs per {CHUNK}-character chunk, each feed timed alone (the timer's own cost is in every row);"
         f" each row run {args.rounds} times with a fresh monitor, the round with the lowest median shown"
-        " (median, mean, MB/s), `slowest`: the highest round median (another tenant of the host slows"
-        " whole rounds down); MB/s: million characters per second of feed time; peak KB: tracemalloc's peak"
+        " (median, mean, MB/s), `slowest`: the highest round median (the machine's speed varies,"
+        " slowing whole rounds); MB/s: million characters per second of feed time; peak KB: tracemalloc's peak"
         f" while a fresh monitor reads the stream, measured up to {MEMORY_CHARS:,} characters (tracemalloc is slow)."
     )
     return 0

@@ -119,21 +119,16 @@ class BlockCycleFinder:
             BOUNDARY_CHARS.isdisjoint(text)
             and not (self._last_char in ASCII_MARKS and text[:1].isspace())
             and self._pending_len + len(text) < self.params.block_weak_cut_chars
-        ):
-            self._pending.append(text)
-            self._pending_len += len(text)
-            self._last_char = text[-1]
-            return []
-        if (
+        ) or (
+            # The block so far is a list number and its first words ("12. ",
+            # then ". Ag" after "13"): the number's dot ends no block. (A
+            # newline in the chunk ends a block, of text or of whitespace:
+            # _feed_slow's work.)
             self._pending_len < LIST_NUMBER_CHARS
             and self._pending_len + len(text) < self._tail_room
             and "\n" not in text
             and LISTED_START.fullmatch("".join(self._pending) + text)
         ):
-            # The block so far is a list number and its first words ("12. ",
-            # then ". Ag" after "13"): the number's dot ends no block. (A
-            # newline in the chunk ends a block, of text or of whitespace:
-            # _feed_slow's work.)
             self._pending.append(text)
             self._pending_len += len(text)
             self._last_char = text[-1]
