@@ -18,7 +18,10 @@ viewer measures ingest-to-viewer latency.
 
 The load generator is `--clients P` processes (default 2), each driving its
 share of the sessions on its own event loop, so that it is not the
-bottleneck; their CPU is reported. After the stage, acks and viewers get a
+bottleneck (and with its garbage collector off: its pauses would count as
+latency); their CPU is reported. `--timeline` prints each stage's latency
+per second of sending (events, p50, p99, max): whether a tail is the first
+seconds or a pause. After the stage, acks and viewers get a
 bounded drain (30 s): `unacked` = sent but not acknowledged by then (a
 backlog), `lost` = acknowledged (stored) but never received by the
 session's viewer; acked ev/s = events acknowledged / time from the first
@@ -39,6 +42,7 @@ the largest: where a batch's time goes.
     .venv/bin/python bench/live_load.py --quick            # K = 1, 10, 50; 8 s each
     .venv/bin/python bench/live_load.py --producers 100 200 500 --servers 2 --throughput
     .venv/bin/python bench/live_load.py --batch 20         # 20 events a message (one a second)
+    .venv/bin/python bench/live_load.py --servers 2 --producers 500 --batch 20 --seconds 120 --timeline
     .venv/bin/python bench/live_load.py --profile-ingest
 """
 
@@ -46,6 +50,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import multiprocessing
 import os
@@ -101,8 +106,9 @@ async def open_socket(url: str, headers: dict, gate: asyncio.Semaphore):
         return await connect(url, additional_headers=headers, max_size=None, open_timeout=120)
 
 
-async def view(socket_, counts: SessionCounts, latencies: list[float], stop: asyncio.Event) -> None:
-    """Receive until told to stop; each event's latency is measured once (by its seq)."""
+async def view(socket_, counts: SessionCounts, latencies: list[tuple[float, float]], stop: asyncio.Event) -> None:
+    """Receive until told to stop; each event's latency is measured once (by
+    its seq), kept with its send time."""
     from websockets.exceptions import ConnectionClosed
 
     while not stop.is_set():
@@ -117,7 +123,7 @@ async def view(socket_, counts: SessionCounts, latencies: list[float], stop: asy
         for event in json.loads(raw).get("events", ()):
             if "sent" in event and event["seq"] not in counts.received:
                 counts.received.add(event["seq"])
-                latencies.append(now - event["sent"])
+                latencies.append((event["sent"], now - event["sent"]))
 
 
 async def produce(socket_, counts: SessionCounts, stage: Stage, text_start: int, start_at: float, end_at: float):
@@ -169,7 +175,7 @@ async def drive(stage: Stage, positions: list[tuple[int, int]], barrier) -> dict
     headers = {"Authorization": f"Bearer {stage.token}"}
     gate = asyncio.Semaphore(CONNECT_AT_ONCE)
     counts = {sid: SessionCounts() for _, sid in positions}
-    latencies: list[float] = []
+    latencies: list[tuple[float, float]] = []
     stop = asyncio.Event()
     ports = stage.ports
 
@@ -224,6 +230,10 @@ async def drive(stage: Stage, positions: list[tuple[int, int]], barrier) -> dict
 
 
 def _client(stage: Stage, positions: list[tuple[int, int]], barrier, results) -> None:
+    # The load generator's own garbage-collector pauses would stall its
+    # sends and receives and count as the server's latency: its few cycles
+    # can wait until the process ends.
+    gc.disable()
     results.put(asyncio.run(drive(stage, positions, barrier)))
 
 
@@ -247,7 +257,8 @@ def run_stage(stage: Stage, session_ids: list[int], clients: int, server_pids: l
     for worker in workers:
         worker.join()
     start_at = min(part["start_at"] for part in parts)
-    latencies = [value for part in parts for value in part["latencies"]]
+    sent_latencies = [pair for part in parts for pair in part["latencies"]]
+    latencies = [latency for _, latency in sent_latencies]
     acked = sum(part["acked"] for part in parts)
     return {
         "k": len(session_ids),
@@ -263,7 +274,20 @@ def run_stage(stage: Stage, session_ids: list[int], clients: int, server_pids: l
         "own_cpu": sum(part["own_cpu_s"] for part in parts) / wall,
         "machine_cpu": machine_cpu,
         "connect_s": max(part["connect_s"] for part in parts),
+        "timeline": latency_timeline(sent_latencies, start_at),
     }
+
+
+def latency_timeline(sent_latencies: list[tuple[float, float]], start_at: float) -> list[tuple]:
+    """Per second of the stage (by send time): (second, events, p50, p99,
+    max latency): whether the tail is the first seconds or spikes."""
+    by_second: dict[int, list[float]] = {}
+    for sent, latency in sent_latencies:
+        by_second.setdefault(int(sent - start_at), []).append(latency)
+    return [
+        (second, len(values), percentile(values, 0.5), percentile(values, 0.99), max(values))
+        for second, values in sorted(by_second.items())
+    ]
 
 
 def _servers_cpu(pids: list[int]) -> float:
@@ -378,6 +402,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=None, help="sending time per stage (default 20, --quick 8)")
     parser.add_argument("--servers", type=int, default=1, help="Daphne processes (default 1)")
     parser.add_argument("--clients", type=int, default=2, help="load generator processes (default 2)")
+    parser.add_argument("--timeline", action="store_true", help="print each stage's latency per second of sending")
     parser.add_argument("--profile-ingest", type=int, nargs="?", const=2000, default=None, metavar="N",
                         help="profile live_ingest_batch in-process (default 2000 messages a batch size)")  # fmt: skip
     args = parser.parse_args(argv)
@@ -407,6 +432,11 @@ def main(argv: list[str] | None = None) -> int:
             stage = Stage(ports, token, args.rate, args.batch, seconds, text, k)
             row = run_stage(stage, chosen, min(args.clients, k), pids)
             print_row(row, args.rate, seconds)
+            if args.timeline:
+                print("  second: events p50/p99/max ms | " + " | ".join(
+                    f"{second}: {count} {1000 * p50:.0f}/{1000 * p99:.0f}/{1000 * top:.0f}"
+                    for second, count, p50, p99, top in row["timeline"]
+                ), flush=True)  # fmt: skip
             if reason := saturated(row, targets=not args.throughput):
                 print(f"\nsaturated at {k} producers: {reason}; the ramp stops here")
                 break

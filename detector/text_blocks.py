@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from typing import NamedTuple
 
 from .period import PeriodTracker
 from .repeated_region import RepeatedRegion
@@ -60,17 +59,20 @@ LEADING_LIST_NUMBER = re.compile(r"\d+[.)]\s+")
 TWO_LETTERS = re.compile(r"[^\W\d_].*?[^\W\d_]", re.DOTALL)
 
 
-class Block(NamedTuple):
-    """One block of the stream (a tuple: made at every boundary, so cheap to build)."""
+# One block of the stream, a plain tuple (START, RAW, LEAD, BODY): cheap to
+# build at every boundary, and the garbage collector stops tracking a tuple
+# of numbers and strings, where it walks a NamedTuple at every full pass (a
+# live server keeps up to two rings of blocks for each of hundreds of
+# sessions; BENCHMARKS.md, section 4).
+Block = tuple[int, str, int, str]
+START = 0  # channel offset where the block's raw text begins
+RAW = 1  # the exact text, leading whitespace included
+LEAD = 2  # leading whitespace characters in RAW
+BODY = 3  # the text without surrounding whitespace and leading list number
 
-    start: int  # channel offset where the block's raw text begins
-    raw: str  # the exact text, leading whitespace included
-    lead: int  # leading whitespace characters in `raw`
-    body: str  # the text without surrounding whitespace and leading list number
 
-    @property
-    def end(self) -> int:
-        return self.start + len(self.raw)
+def _end(block: Block) -> int:
+    return block[START] + len(block[RAW])
 
 
 class BlockCycleFinder:
@@ -232,14 +234,14 @@ class BlockCycleFinder:
         body = stripped[: number.start()] + stripped[number.end() :] if number else stripped
         key = DIGITS.sub("0", body) if DIGITS.search(body) and TWO_LETTERS.search(body) else body
         self._tracker.push(hash(key))
-        self._ring.append(Block(start, raw, raw.find(stripped[0]), body))
+        self._ring.append((start, raw, raw.find(stripped[0]), body))
         return self._evaluate(confirmed_at)
 
     def _evaluate(self, at: int) -> RepeatedRegion | None:
         tracker, ring, params = self._tracker, self._ring, self.params
         if self._active:
             if tracker.run_length(self._active):
-                self.covered_until = ring[-1].end
+                self.covered_until = _end(ring[-1])
                 return None  # the reported run goes on
             self._active = 0
         last = ring[-1]
@@ -247,9 +249,9 @@ class BlockCycleFinder:
             length = tracker.run_length(p)
             if length < p * params.block_min_copies:
                 continue
-            span = last.end - ring[-p].start  # characters in one copy
+            span = _end(last) - ring[-p][START]  # characters in one copy
             blocks = list(ring)
-            copy_text = "".join(block.raw for block in blocks[-p:])
+            copy_text = "".join(block[RAW] for block in blocks[-p:])
             if not LETTER.search(copy_text):
                 # No word: count only visible characters, so the blank inside of
                 # an ASCII-art box ("|        |") takes many rows to add up.
@@ -267,9 +269,9 @@ class BlockCycleFinder:
                 continue
             run = blocks[-min(length, len(blocks)) :]  # the whole run, as far as the ring reaches
             exact = needed
-            while exact < len(run) and run[-exact - 1].body == run[-exact - 1 + p].body:
+            while exact < len(run) and run[-exact - 1][BODY] == run[-exact - 1 + p][BODY]:
                 exact += 1
-            if all(run[-j].body == run[-j + p].body for j in range(p + 1, needed + 1)):
+            if all(run[-j][BODY] == run[-j + p][BODY] for j in range(p + 1, needed + 1)):
                 return self._region(run[-exact:], p, at, "block_cycle")
             # Copies differ in their numbers: a counter, weaker evidence than an
             # exact copy; the numbers must step evenly from copy to copy.
@@ -283,13 +285,13 @@ class BlockCycleFinder:
     def _region(self, blocks: list[Block], p: int, at: int, kind: str) -> RepeatedRegion:
         first = blocks[0]
         after = blocks[p]
-        unit = first.raw[first.lead :] + "".join(block.raw for block in blocks[1:p]) + after.raw[: after.lead]
+        unit = first[RAW][first[LEAD] :] + "".join(block[RAW] for block in blocks[1:p]) + after[RAW][: after[LEAD]]
         self._active = p
-        self.covered_until = blocks[-1].end
+        self.covered_until = _end(blocks[-1])
         return RepeatedRegion(
             kind=kind,
-            start=first.start + first.lead,
-            end=blocks[-1].end,
+            start=first[START] + first[LEAD],
+            end=_end(blocks[-1]),
             at=at,
             unit=unit,
             repeats=len(blocks) // p,
@@ -302,7 +304,7 @@ def _numbers_step_evenly(blocks: list[Block], p: int) -> bool:
     amount all along the run, and every number that changes changes by one
     common step ("Episode 4, 5, 6", "In 11-ball … the 11-ball"); not the
     figures of a long division, a data table or a multiplication table."""
-    numbers = [[int(n) for n in DIGITS.findall(block.body)] for block in blocks]
+    numbers = [[int(n) for n in DIGITS.findall(block[BODY])] for block in blocks]
     position_steps: dict[int, list[int]] = {}
     common = set()
     for j in range(p, len(blocks)):

@@ -34,8 +34,14 @@ application = ProtocolTypeRouter(
     }
 )
 
-# What the application has loaded so far lives as long as the process: keep
-# it out of the garbage collector's full passes, which otherwise walk it all
-# again and again (at 500 live producers each such pass stalled every socket
-# of the process for 130-200 ms; BENCHMARKS.md, section 4).
+# The garbage collector's full passes walk every long-lived object and stall
+# every socket of the process meanwhile (at 500 live producers 100-150 ms a
+# pass; BENCHMARKS.md, section 4). So: what the application has loaded so
+# far lives as long as the process and is kept out of them; under load they
+# come at most every FULL_PASS_AFTER passes of the middle generation
+# (CPython's default is 10: a pass every 10-20 s at 500 producers; cyclic
+# garbage waits longer, bounded); and the ingest thread makes one when it
+# is idle (`IngestWorker.collect_if_grown`).
+FULL_PASS_AFTER = 100
 gc.freeze()
+gc.set_threshold(*gc.get_threshold()[:2], FULL_PASS_AFTER)

@@ -8,7 +8,7 @@ import fnmatch
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 
-from detector.config import Config, parse_config
+from detector.config import Config, builtin_config, parse_config
 from loopguard_site.accounts.access import in_visible_projects, object_for
 from loopguard_site.accounts.models import Role
 from loopguard_site.review.selectors import session_truths
@@ -40,8 +40,10 @@ def profiles_config(project_id: int | None = None) -> Config:
     in the project (None: no stored one): what its replays may run and what
     `select(model=...)` picks from (stored profiles first, so their model
     globs win)."""
-    stored = ProfileVersion.objects.filter(project_id=project_id) if project_id else ProfileVersion.objects.none()
-    return parse_config({"profiles": _stored_tables(stored)}, "stored profiles")
+    if not project_id:
+        return builtin_config()
+    stored = _stored_tables(ProfileVersion.objects.filter(project_id=project_id))
+    return parse_config({"profiles": stored}, "stored profiles")
 
 
 def stored_config(versions: QuerySet[ProfileVersion]) -> Config:

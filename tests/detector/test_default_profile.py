@@ -7,6 +7,7 @@ Real text comes from ../shared/corpus/real_small.jsonl, read by row id.
 
 from __future__ import annotations
 
+import gc
 import json
 import random
 from collections import deque
@@ -17,6 +18,7 @@ import pytest
 from detector import Monitor
 from detector.config import Profile, get_profile
 from detector.params import param_specs
+from detector.text_blocks import RAW
 from detector.text_loop import TextLoopDetector, TextLoopParams
 from tests.shared_paths import shared_path
 
@@ -355,7 +357,17 @@ def test_a_numbered_line_longer_than_a_weak_cut_in_one_chunk_is_cut_as_ever():
     blocks, _ = _blocks(text, pieces)
     assert blocks == _blocks(text, list(text))[0]
     cut = line.index(" ", 80)  # the first space 80 visible characters into the block
-    assert [block.raw for block in blocks] == ["Intro.", "\n" + line[:cut], line[cut:] + "\n"]
+    assert [block[RAW] for block in blocks] == ["Intro.", "\n" + line[:cut], line[cut:] + "\n"]
+
+
+def test_the_garbage_collector_stops_tracking_the_blocks_a_finder_keeps():
+    """A live server keeps every open session's rings of blocks: they must
+    not add to what each full collection walks."""
+    text = "".join(f"{n}. Agile and lean, said twice.\n" for n in range(1, 200))
+    blocks, regions = _blocks(text, [text[i : i + 16] for i in range(0, len(text), 16)])
+    assert len(blocks) == 2 * 199 and regions  # "n. Agile and lean," and " said twice.\n"
+    gc.collect()
+    assert [block for block in blocks if gc.is_tracked(block)] == []
 
 
 def _blocks(text: str, pieces: list[str]) -> tuple[list, list]:
