@@ -20,8 +20,9 @@ write stored: a process uses its own only if the stored stamp still
 matches, under the row lock; otherwise (another process wrote meanwhile,
 or this one never had it) it unpickles the one stored in `LiveStream` and
 feeds it the events stored after it, which is what the offline Monitor would
-have seen. It is pickled every MONITOR_SAVE_EVENTS events and whenever a
-detection fired or the session closed, so that catching up stays short.
+have seen. It is pickled every `monitor_save_interval` events (at most
+MONITOR_SAVE_EVENTS) and whenever a detection fired or the session closed,
+so that catching up stays short.
 
 States (`Session.State`): `live` until a detector fires, then `looping`;
 `stopped` once a stop-level detection fired (sticky: the producer must
@@ -89,6 +90,16 @@ class IngestResult:
     detections: list[dict] = field(default_factory=list)
     duplicate: bool = False
     viewer_texts: list[str] = field(default_factory=list)  # `viewer_text`s
+
+
+def monitor_save_interval(session_id: int) -> int:
+    """Events between two pickles of the session's Monitor: from half of
+    MONITOR_SAVE_EVENTS to all of it, spread over sessions, so that sessions
+    started together do not all pickle in the same second (500 of them
+    did: 250 sessions' Monitors pickled and written by each process at
+    once, a pause of 250-450 ms every 25 s)."""
+    half = MONITOR_SAVE_EVENTS // 2
+    return half + session_id * 2654435761 % (MONITOR_SAVE_EVENTS - half)  # Knuth's multiplicative hash
 
 
 def live_detection_dict(detection: Detection) -> dict:
@@ -348,7 +359,7 @@ def _ingest_one(ingesting: _Ingesting, request: IngestRequest, new_events: list,
     session.event_count += len(events)
     stream.acked_seq, stream.last_event_at = seq, now
     ingesting.pickle_it |= (
-        bool(found) or request.close or session.event_count >= stream.monitor_events + MONITOR_SAVE_EVENTS
+        bool(found) or request.close or session.event_count >= stream.monitor_events + monitor_save_interval(session.pk)
     )
     viewer_texts = [events_text(first, events, texts)]
     viewer_texts += [viewer_text({"detection": detection}) for detection in detections]

@@ -4,12 +4,14 @@ messages of many sessions in one transaction, each answered on its own."""
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 
+from loopguard_site.live import services
 from loopguard_site.live.models import LiveStream
 from loopguard_site.live.protocol import ProtocolError
-from loopguard_site.live.services import IngestRequest, IngestResult, live_ingest_batch
+from loopguard_site.live.services import IngestRequest, IngestResult, live_ingest_batch, monitor_save_interval
 from loopguard_site.transcripts.models import Event, Session
 from loopguard_site.transcripts.services import session_create_live
 
@@ -81,3 +83,19 @@ def test_a_deleted_session_refuses_its_message_and_not_the_others(producer):
     assert isinstance(outcomes[0], ProtocolError)
     assert (str(outcomes[0]), outcomes[0].status) == (f"no session {deleted_pk}", 404)
     assert (outcomes[1].ack, stored(kept)) == (1, [(1, content("y"))])
+
+
+def test_sessions_pickle_their_monitors_each_at_its_own_interval(producer, monkeypatch):
+    """Sessions started together must not all pickle their Monitors in the
+    same batch: each has its own interval, within MONITOR_SAVE_EVENTS."""
+    monkeypatch.setattr(services, "MONITOR_SAVE_EVENTS", 20)
+    sessions = [session_create_live(model="m", uploader=producer.user) for _ in range(4)]
+    intervals = [monitor_save_interval(session.pk) for session in sessions]
+    assert len(set(intervals)) == 4 and all(10 <= interval <= 20 for interval in intervals)
+    rng = random.Random(1)
+    for seq in range(1, 46):
+        words = "".join(rng.choice("abcdefghij") for _ in range(8)) + " "
+        outcomes = live_ingest_batch([IngestRequest(session.pk, seq, [content(words)]) for session in sessions])
+        assert not any(isinstance(o, ProtocolError) or o.detections for o in outcomes)
+    saved = dict(LiveStream.objects.filter(session__in=sessions).values_list("session_id", "monitor_events"))
+    assert [saved[session.pk] for session in sessions] == [45 // interval * interval for interval in intervals]
