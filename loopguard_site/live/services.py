@@ -94,7 +94,7 @@ class IngestResult:
 
 def monitor_save_interval(session_id: int) -> int:
     """Events between two pickles of the session's Monitor: from half of
-    MONITOR_SAVE_EVENTS to all of it, spread over sessions, so that sessions
+    MONITOR_SAVE_EVENTS to just under it, spread over sessions, so that sessions
     started together do not all pickle in the same second (500 of them
     did: 250 sessions' Monitors pickled and written by each process at
     once, a pause of 250-450 ms every 25 s)."""
