@@ -87,7 +87,7 @@ class Monitor:
         ctx = self.ctx
         kind = event.get("type") if type(event) is dict else None
         # The bulk of a stream, a text chunk without a time stamp, takes the short way.
-        if (kind == "content" or kind == "reasoning") and "t" not in event and type(event.get("text")) is str:
+        if kind in TEXT_CHANNELS and "t" not in event and type(event.get("text")) is str:
             routes = self._chunk_routes[kind]
             found = []
             if self._run_routes[kind]:

@@ -18,6 +18,8 @@ from typing import TypedDict
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 
+from loopguard_site.transcripts.event_rows import event_json
+
 
 class EventsMessage(TypedDict):
     events: list[dict]  # each event with its `seq` (the session's event number)
@@ -57,7 +59,7 @@ def events_text(first_seq: int, events: list[dict], event_jsons: list[str]) -> s
     parts = []
     for seq, (event, text) in enumerate(zip(events, event_jsons, strict=True), start=first_seq):
         if "seq" in event:  # a field of the producer's own: the server's number takes its place
-            parts.append(json.dumps({**event, "seq": seq}, ensure_ascii=False))
+            parts.append(event_json({**event, "seq": seq}))
         else:
             parts.append(f'{text[:-1]}, "seq": {seq}}}')  # an event is a non-empty object: '{..."type"...}'
     return '{"events": [' + ", ".join(parts) + "]}"
