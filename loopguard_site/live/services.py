@@ -53,6 +53,7 @@ from detector.monitor import Monitor
 from loopguard_site.accounts.quota import QUOTA_USED_UP, token_quota_take_many
 from loopguard_site.replay.models import CheckpointEvaluation, Detection
 from loopguard_site.replay.selectors import detection_to_dict, replay_config
+from loopguard_site.replay.services import session_verdict_add
 from loopguard_site.transcripts.event_rows import event_json, numbered_events_insert
 from loopguard_site.transcripts.models import Event, Session
 
@@ -282,8 +283,10 @@ def _store_found(
     """Store detections and checkpoint evaluations (each with the seq of the
     event that fired it) as the session's profile's; the detections as sent."""
     rows = Detection.objects.bulk_create(
-        Detection(session=session, profile=session.profile, event_seq=number, **asdict(d)) for number, d in found
+        [Detection(session=session, profile=session.profile, event_seq=number, **asdict(d)) for number, d in found]
     )
+    if rows:
+        session_verdict_add(session=session, profile=session.profile, rows=rows)
     if checkpoints:
         CheckpointEvaluation.objects.bulk_create(
             CheckpointEvaluation(session=session, profile=session.profile, event_seq=number, **_checkpoint_fields(c))

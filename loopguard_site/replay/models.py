@@ -93,6 +93,36 @@ class ReplayRun(models.Model):
         return f"run {self.pk}: session {self.session_id} × {self.profile} ({self.state})"
 
 
+class SessionVerdict(models.Model):
+    """What the latest scan of a session through a profile found, kept up to
+    date by every writer of that pair's detections (replay and live ingest), so
+    lists and dashboards read one row per session × profile instead of
+    aggregating detections per request."""
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="verdicts")
+    profile = models.CharField(max_length=100)
+    looped = models.BooleanField(db_index=True, help_text="a detector fired")
+    detection_count = models.PositiveIntegerField(default=0)
+    first_detection_id = models.BigIntegerField(null=True, blank=True, help_text="pk of the first Detection row")
+    first_detection_seq = models.PositiveIntegerField(null=True, blank=True)
+    first_detection_channel = models.CharField(max_length=16, blank=True)
+    first_detection_detector = models.CharField(max_length=64, blank=True)
+    first_detection_type = models.CharField(max_length=64, blank=True)
+    first_detection_start = models.BigIntegerField(null=True, blank=True)
+    first_detection_at = models.BigIntegerField(null=True, blank=True)
+    updated = models.DateTimeField(auto_now=True, db_index=True)
+
+    class Meta:
+        ordering = ["session", "profile"]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "profile"], name="sessionverdict_unique_session_profile")
+        ]
+        indexes = [models.Index(fields=["profile", "looped"], name="verdict_profile_looped")]
+
+    def __str__(self) -> str:
+        return f"session {self.session_id} × {self.profile}: {'loop' if self.looped else 'clean'}"
+
+
 class Detection(models.Model):
     """A detection as event-format.md defines it, stored for a session × profile.
     `run` is the replay that produced it (null for detections from other sources)."""

@@ -29,7 +29,7 @@ from loopguard_site.accounts.services import default_project
 from loopguard_site.transcripts.models import Event, Session
 
 from .messages import send_job_progress
-from .models import CheckpointEvaluation, Detection, ReplayJob, ReplayRun
+from .models import CheckpointEvaluation, Detection, ReplayJob, ReplayRun, SessionVerdict
 from .selectors import (
     SESSION_FILTER_KEYS,
     existing_session_ids,
@@ -133,10 +133,12 @@ def _results_replace(
 ) -> None:
     Detection.objects.filter(session=session, profile=profile).delete()
     CheckpointEvaluation.objects.filter(session=session, profile=profile).delete()
-    Detection.objects.bulk_create(
-        (Detection(session=session, profile=profile, run=run, event_seq=seq, **asdict(d)) for seq, d in found),
+    rows = Detection.objects.bulk_create(
+        [Detection(session=session, profile=profile, run=run, event_seq=seq, **asdict(d)) for seq, d in found],
         batch_size=ROW_BATCH,
     )
+    SessionVerdict.objects.filter(session=session, profile=profile).delete()
+    session_verdict_add(session=session, profile=profile, rows=rows)
     CheckpointEvaluation.objects.bulk_create(
         (
             CheckpointEvaluation(
@@ -157,6 +159,32 @@ def _results_replace(
         ),
         batch_size=ROW_BATCH,
     )
+
+
+def session_verdict_add(*, session: Session, profile: str, rows: list[Detection]) -> None:
+    """Count newly stored detection rows (in firing order) on the session ×
+    profile's verdict, creating it (clean when there are none); the first row
+    ever stored stays its first detection. Call inside the transaction that
+    stored the rows."""
+    first = rows[0] if rows else None
+    fields = {} if first is None else {
+        "first_detection_id": first.pk,
+        "first_detection_seq": first.event_seq,
+        "first_detection_channel": first.channel,
+        "first_detection_detector": first.detector,
+        "first_detection_type": first.type,
+        "first_detection_start": first.start,
+        "first_detection_at": first.at,
+    }  # fmt: skip
+    verdict, created = SessionVerdict.objects.select_for_update().get_or_create(
+        session=session, profile=profile, defaults={"looped": bool(rows), "detection_count": len(rows), **fields}
+    )
+    if created or not rows:
+        return
+    if verdict.looped:
+        SessionVerdict.objects.filter(pk=verdict.pk).update(detection_count=F("detection_count") + len(rows))
+    else:
+        SessionVerdict.objects.filter(pk=verdict.pk).update(looped=True, detection_count=len(rows), **fields)
 
 
 def _run_finished(

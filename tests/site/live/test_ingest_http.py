@@ -21,7 +21,7 @@ from loopguard_site.live import services
 from loopguard_site.live.models import LiveStream
 from loopguard_site.live.protocol import ProtocolError
 from loopguard_site.live.services import live_detection_dict, live_ingest
-from loopguard_site.replay.models import Detection
+from loopguard_site.replay.models import Detection, SessionVerdict
 from loopguard_site.transcripts.models import Event
 from tests.shared_paths import REPO_ROOT
 
@@ -84,6 +84,10 @@ def test_batches_equal_one_stream_whatever_the_cut(
     assert [
         (n, {k: v for k, v in row.items() if k not in ("id", "profile", "event_seq")}) for n, row in stored
     ] == expected
+    # The session's verdict counts every batch's detections and keeps the first.
+    verdict = SessionVerdict.objects.get(session=live_session, profile=live_session.profile)
+    assert (verdict.looped, verdict.detection_count) == (True, len(expected))
+    assert (verdict.first_detection_seq, verdict.first_detection_start) == (expected[0][0], expected[0][1]["start"])
 
 
 @pytest.mark.parametrize("stored", ["not a pickle", "pickled by other detector code"])

@@ -7,7 +7,7 @@ import pytest
 
 from detector.importers import parse_path
 from detector.monitor import Monitor
-from loopguard_site.replay.models import CheckpointEvaluation, Detection
+from loopguard_site.replay.models import CheckpointEvaluation, Detection, SessionVerdict
 from loopguard_site.replay.services import ReplayError, ReplaySummary, replay_session
 from loopguard_site.transcripts.services import session_create_from_events
 
@@ -153,3 +153,25 @@ def test_an_empty_session_stores_nothing():
     session = session_create_from_events(title="e", model="m", source_format="events", parser_version="1", events=[])
     assert replay_session(session=session, profile_name="default") == ReplaySummary()
     assert Detection.objects.filter(session=session).count() == 0
+
+
+@pytest.mark.parametrize("name", sorted(CHANNEL_LENGTHS))
+@pytest.mark.django_db
+def test_it_keeps_one_verdict_per_session_and_profile(name):
+    session = store_demo(name)
+    replay_session(session=session, profile_name="default")
+    replay_session(session=session, profile_name="default")  # a re-run replaces, never adds
+    replay_session(session=session, profile_name="seed000")
+
+    verdicts = {v.profile: v for v in SessionVerdict.objects.filter(session=session)}
+    assert sorted(verdicts) == ["default", "seed000"]
+    for profile, verdict in verdicts.items():
+        rows = list(Detection.objects.filter(session=session, profile=profile).order_by("event_seq", "id"))
+        assert verdict.looped == bool(rows)
+        assert verdict.detection_count == len(rows)
+        first = rows[0] if rows else None
+        assert verdict.first_detection_id == (first and first.pk)
+        assert verdict.first_detection_detector == (first.detector if first else "")
+        assert verdict.first_detection_start == (first and first.start)
+        assert verdict.first_detection_seq == (first and first.event_seq)
+    assert verdicts["default"].looped  # every demo file loops under the default profile
