@@ -109,6 +109,7 @@ INSTALLED_APPS = [
     "loopguard_site.proxy",
     "loopguard_site.review",
     "loopguard_site.profiles",
+    "loopguard_site.overview",
 ]
 
 MIDDLEWARE = [
@@ -149,12 +150,13 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 
 LANGUAGE_CODE = "en-us"
+FORMAT_MODULE_PATH = ["loopguard_site.formats"]  # one date/time format everywhere: 2026-11-24 23:59
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 LOGIN_URL = "accounts:login"
-LOGIN_REDIRECT_URL = "transcripts:session_list"
+LOGIN_REDIRECT_URL = "overview:overview"
 LOGOUT_REDIRECT_URL = "accounts:login"
 
 STATIC_URL = "static/"

@@ -71,10 +71,15 @@ def replay_job_for(user: AbstractBaseUser, job_id: int, role: str = Role.VIEWER)
     return object_for(user, ReplayJob.objects.all(), job_id, role=role, noun="replay")
 
 
+def jobs_visible_to(user: AbstractBaseUser) -> QuerySet[ReplayJob]:
+    """The jobs of the user's projects, newest first."""
+    jobs = in_visible_projects(ReplayJob.objects.select_related("created_by", "project"), user)
+    return jobs.order_by("-created", "-id")
+
+
 def recent_jobs(user: AbstractBaseUser, limit: int = 20) -> list[ReplayJob]:
-    """The newest jobs of the user's projects, for the replay page's list."""
-    jobs = in_visible_projects(ReplayJob.objects.select_related("created_by"), user)
-    return list(jobs.order_by("-created", "-id")[:limit])
+    """The newest jobs of the user's projects."""
+    return list(jobs_visible_to(user)[:limit])
 
 
 def job_runs_of_session(*, job_id: int, session_id: int) -> list[ReplayRun]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
@@ -21,9 +22,10 @@ from loopguard_site.transcripts.selectors import session_list
 from .compare import compare_profiles
 from .forms import CompareForm, ReplayForm
 from .messages import job_progress
-from .selectors import profile_names_of, recent_jobs, replay_job_for
+from .selectors import jobs_visible_to, profile_names_of, replay_job_for
 from .services import ReplayRequestError, replay_job_create
 
+JOBS_PAGE_SIZE = 50
 FORM_SESSIONS = 200  # newest sessions offered as tick boxes; older ones through "all" and a filter
 
 
@@ -60,7 +62,14 @@ def replay_new(request: HttpRequest) -> HttpResponse:
             form.add_error(exc.field if exc.field in form.fields else None, str(exc))
         else:
             return redirect("replay:job_detail", job_id=job.pk)
-    return render(request, "replay/replay_new.html", {"form": form, "jobs": recent_jobs(request.user)})
+    return render(request, "replay/replay_new.html", {"form": form})
+
+
+@login_required
+@require_GET
+def job_list(request: HttpRequest) -> HttpResponse:
+    page = Paginator(jobs_visible_to(request.user), JOBS_PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(request, "replay/job_list.html", {"page": page})
 
 
 @login_required

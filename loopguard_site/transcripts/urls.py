@@ -5,7 +5,7 @@ from . import api_views, views
 app_name = "transcripts"
 
 urlpatterns = [
-    path("", views.session_list, name="session_list"),
+    path("sessions/", views.session_list, name="session_list"),
     path("upload/", views.session_upload, name="session_upload"),
     path("api/sessions", api_views.sessions, name="api_sessions"),
     path("api/sessions/<int:pk>", api_views.session_detail, name="api_session"),

@@ -49,8 +49,8 @@ def test_a_dropped_connection_fails_one_page_with_503_and_the_next_succeeds(live
     browser.force_login(member(django_user_model.objects.create_user("alice")))
 
     terminate_backend_of_this_process()
-    failed = browser.get("/")
-    recovered = browser.get("/")
+    failed = browser.get("/sessions/")
+    recovered = browser.get("/sessions/")
 
     assert failed.status_code == 503
     assert recovered.status_code == 200

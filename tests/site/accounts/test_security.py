@@ -27,7 +27,7 @@ PRODUCTION = {
 
 
 def test_every_response_carries_the_policy(client, db):
-    for path in ("/accounts/login/", "/", "/api/sessions", "/no-such-page"):
+    for path in ("/accounts/login/", "/", "/sessions/", "/api/sessions", "/no-such-page"):
         assert client.get(path)["Content-Security-Policy"] == POLICY, path
 
 

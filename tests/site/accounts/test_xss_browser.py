@@ -1,7 +1,7 @@
 """Transcript text is untrusted: a transcript whose text, tool names, tool
 arguments, tool output, model name and title are script payloads is uploaded
 through the API and streamed live, and no page runs any of it in a real
-headless Chromium — not the session list, the session page (Plotly hover
+headless Chromium — not the overview, the session list, the session page (Plotly hover
 text included), the live pages or the review queue.
 
 Each payload, if it ran, would set `window.__xss` (and some the title to
@@ -103,8 +103,13 @@ def test_no_payload_runs_on_any_page(chromium_driver, daphne_live_server, django
     assert Session.objects.get(pk=stored["id"]).detections.exists()
 
     login(driver, server.url, user)
-    driver.get(server.url + "/")
+    driver.get(server.url + "/sessions/")
     assert PAYLOADS[0] in driver.find_element(By.TAG_NAME, "main").text  # shown, as text
+    assert_nothing_ran(driver, "/sessions/")
+    driver.get(server.url + "/")  # the overview: the model's name in its charts' ticks and hovers
+    wait_for(driver, "#chart-models.chart-ready")
+    assert driver.execute_script(HOVER_ALL) > 0
+    assert PAYLOADS[0] in driver.find_element(By.ID, "live-now").text
     assert_nothing_ran(driver, "/")
     for path in (f"/sessions/{stored['id']}/", f"/live/{live['id']}"):
         driver.get(server.url + path)

@@ -21,7 +21,7 @@ def browser(user) -> Client:
     return client
 
 
-@pytest.mark.parametrize("path", ["/replays/new", "/replays/1", "/replays/compare"])
+@pytest.mark.parametrize("path", ["/replays/", "/replays/new", "/replays/1", "/replays/compare"])
 @pytest.mark.django_db
 def test_it_sends_a_visitor_to_log_in(path):
     answer = Client().get(path)
@@ -117,12 +117,21 @@ def test_the_compare_page_refuses_one_profile_twice(browser):
 
 
 @pytest.mark.django_db
-def test_the_replay_page_lists_recent_jobs_and_every_page_links_to_it(browser, user):
+def test_the_replay_list_shows_each_job_and_the_bar_links_to_it(browser, user):
     job = replay_job_create(user=user, profiles=["default", "gemini"], session_ids=[store_demo(TOOLS).pk])
 
-    page = browser.get("/replays/new").content.decode()
+    page = browser.get("/replays/").content.decode()
     home = browser.get("/").content.decode()
 
     assert f'<td><a href="/replays/{job.pk}">#{job.pk}</a></td>' in page
-    assert '<td>default, gemini</td>\n      <td><span class="state state-queued">queued</span></td>' in page
-    assert '<a href="/replays/new">Replay</a> <a href="/replays/compare">Compare</a>' in home
+    assert '<td><span class="badge badge-muted">queued</span>\n</td>\n      <td>default, gemini</td>' in page
+    assert f'aria-label="replay {job.pk}: 0 of 2 runs done"></progress> 0/2</span>' in page
+    assert f'<time datetime="{job.created.isoformat()}">{job.created:%Y-%m-%d %H:%M}</time>' in page
+    assert '<a href="/replays/">Replays</a>' in home
+    assert '<a href="/replays/" aria-current="page">Replays</a>' in page
+
+
+@pytest.mark.django_db
+def test_the_replay_list_says_what_a_replay_is_when_there_is_none(browser):
+    page = browser.get("/replays/").content.decode()
+    assert 'id="replays-empty"' in page and '<a class="btn btn-primary" href="/replays/new">New replay</a>' in page

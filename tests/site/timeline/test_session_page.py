@@ -111,7 +111,7 @@ def test_it_needs_a_login_and_answers_404_for_an_unknown_session(browser_client)
 @pytest.mark.django_db
 def test_the_session_list_links_to_the_page(browser_client):
     session = replayed_demo(TOOLS_LOOP)
-    assert f'href="/sessions/{session.pk}/"' in browser_client.get("/").content.decode()
+    assert f'href="/sessions/{session.pk}/"' in browser_client.get("/sessions/").content.decode()
 
 
 @pytest.mark.django_db

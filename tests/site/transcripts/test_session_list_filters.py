@@ -141,19 +141,19 @@ def test_home_page_filters_sorts_and_keeps_filters_in_page_links(client, session
 
     monkeypatch.setattr(views, "PAGE_SIZE", 1)
 
-    response = client.get("/?q=a&sort=events&tag=prod")
+    response = client.get("/sessions/?q=a&sort=events&tag=prod")
 
     assert [s.title for s in response.context["page"].object_list] == ["Alpha loop"]
     body = response.content.decode()
     assert 'href="?q=a&amp;sort=events&amp;tag=prod&amp;page=2"' in body
     assert '<option value="prod" selected>prod</option>' in body
-    second = client.get("/?q=a&sort=events&tag=prod&page=2")
+    second = client.get("/sessions/?q=a&sort=events&tag=prod&page=2")
     assert [s.title for s in second.context["page"].object_list] == ["Beta chat"]
 
 
 @pytest.mark.django_db
 def test_home_page_shows_a_bad_filter_and_lists_everything(client, sessions):
-    response = client.get("/?has_detections=maybe")
+    response = client.get("/sessions/?has_detections=maybe")
 
     assert response.context["filter_error"] == "has_detections must be true or false, not 'maybe'"
     assert len(response.context["page"].object_list) == 4
@@ -161,6 +161,6 @@ def test_home_page_shows_a_bad_filter_and_lists_everything(client, sessions):
 
 @pytest.mark.django_db
 def test_home_page_says_when_nothing_matches(client, sessions):
-    body = client.get("/?q=nothing-like-this").content.decode()
+    body = client.get("/sessions/?q=nothing-like-this").content.decode()
 
     assert "No sessions match these filters." in body

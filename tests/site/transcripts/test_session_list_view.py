@@ -22,7 +22,7 @@ def test_it_lists_sessions_newest_first(client):
     create("older")
     create("newer", model="")
 
-    response = client.get("/")
+    response = client.get("/sessions/")
 
     assert response.status_code == 200
     rows = [(s.title, s.model) for s in response.context["page"].object_list]
@@ -35,7 +35,7 @@ def test_it_lists_sessions_newest_first(client):
 def test_it_escapes_transcript_text(client):
     create('<script>alert("x")</script>', model="<img src=x onerror=alert(1)>")
 
-    body = client.get("/").content.decode()
+    body = client.get("/sessions/").content.decode()
 
     assert "<script>alert" not in body and "<img src=x" not in body
     assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in body
@@ -44,7 +44,7 @@ def test_it_escapes_transcript_text(client):
 
 @pytest.mark.django_db
 def test_it_says_when_there_are_no_sessions(client):
-    body = client.get("/").content.decode()
+    body = client.get("/sessions/").content.decode()
 
     assert "No sessions yet." in body
 
@@ -54,8 +54,8 @@ def test_it_pages_long_lists(client):
     for n in range(PAGE_SIZE + 1):
         create(f"session {n}")
 
-    first = client.get("/")
-    second = client.get("/?page=2")
+    first = client.get("/sessions/")
+    second = client.get("/sessions/?page=2")
 
     assert len(first.context["page"].object_list) == PAGE_SIZE
     assert [s.title for s in second.context["page"].object_list] == ["session 0"]

@@ -1,0 +1,215 @@
+"""The overview's Plotly figures (pure: selector rows in, figure dicts out).
+
+Every bar and point carries in `customdata` the session list URL filtered to
+what it counts (UI_CONTRACT.md's query parameters); overview.js follows it on
+a click. Each figure also comes with `rows`: the same numbers and links as a
+table, shown under the chart for keyboards and screen readers. Model and
+profile names are user data: Plotly's hover and tick text is HTML-ish
+markup, so they are escaped here.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from django.urls import reverse
+
+from loopguard_site.timeline.charts import escape_hover
+
+PALETTE = ("#2456c9", "#c0392b", "#2f855a", "#b7791f", "#7b4fc9", "#0f8a9d", "#d35400", "#5f6b7a", "#c2185b")
+STATE_COLORS = {"live": "#2456c9", "looping": "#c0392b", "stalled": "#b7791f"}
+NO_MODEL = "(no model)"
+FONT = {"family": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif", "size": 13, "color": "#1d2330"}
+
+
+def session_list_url(**params: str) -> str:
+    """The session list filtered by `params` (empty values left out)."""
+    query = urlencode({key: value for key, value in params.items() if value not in ("", None)})
+    base = reverse("transcripts:session_list")
+    return f"{base}?{query}" if query else base
+
+
+def _layout(**extra) -> dict:
+    layout = {
+        "font": FONT,
+        "margin": {"l": 56, "r": 24, "t": 16, "b": 64},
+        "height": 320,
+        "paper_bgcolor": "rgba(0,0,0,0)",
+        "plot_bgcolor": "rgba(0,0,0,0)",
+        "legend": {"orientation": "h", "y": -0.25},
+        "hoverlabel": {"align": "left"},
+        "xaxis": {"automargin": True},
+        "yaxis": {"gridcolor": "#dde3ea", "rangemode": "tozero", "automargin": True},
+    }
+    layout.update(extra)
+    return layout
+
+
+def _model_name(model: str) -> str:
+    return model or NO_MODEL
+
+
+def _percent(part: int, whole: int) -> float | None:
+    return round(100 * part / whole, 1) if whole else None
+
+
+def models_figure(per_model: list[dict], verdicts: list[dict]) -> dict:
+    """Sessions per model (bars, left axis) and each profile's loop rate among
+    the model's scanned sessions (markers, right axis, %)."""
+    models = [row["model"] for row in per_model]
+    labels = [escape_hover(_model_name(model)) for model in models]
+    traces = [
+        {
+            "type": "bar",
+            "name": "sessions",
+            "x": labels,
+            "y": [row["sessions"] for row in per_model],
+            "marker": {"color": "#c9d6ee"},
+            "customdata": [session_list_url(model=model) for model in models],
+            "hovertemplate": "%{x}: %{y} sessions<extra></extra>",
+        }
+    ]
+    rows = [
+        {"label": f"{_model_name(row['model'])}: sessions", "value": row["sessions"],
+         "url": session_list_url(model=row["model"])}
+        for row in per_model
+    ]  # fmt: skip
+    profiles = list(dict.fromkeys(row["profile"] for row in verdicts))
+    for index, profile in enumerate(profiles):
+        mine = {row["model"]: row for row in verdicts if row["profile"] == profile}
+        shown = [model for model in models if model in mine]
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": f"loop rate · {escape_hover(profile)}",
+                "yaxis": "y2",
+                "x": [escape_hover(_model_name(model)) for model in shown],
+                "y": [_percent(mine[model]["looped"], mine[model]["scanned"]) for model in shown],
+                "text": [f"{mine[model]['looped']} of {mine[model]['scanned']} scanned" for model in shown],
+                "marker": {"size": 12, "color": PALETTE[(index + 1) % len(PALETTE)], "symbol": "diamond"},
+                "customdata": [session_list_url(model=model, profile=profile, verdict="loop") for model in shown],
+                "hovertemplate": "%{x} · " + escape_hover(profile) + ": %{y}% looped (%{text})<extra></extra>",
+            }
+        )
+        rows += [
+            {
+                "label": f"{_model_name(model)} · {profile}: looped",
+                "value": f"{mine[model]['looped']} of {mine[model]['scanned']} scanned",
+                "url": session_list_url(model=model, profile=profile, verdict="loop"),
+            }
+            for model in shown
+        ]
+    layout = _layout(
+        barmode="group",
+        yaxis={"title": {"text": "sessions"}, "gridcolor": "#dde3ea", "rangemode": "tozero", "automargin": True},
+        yaxis2={"title": {"text": "loop rate %"}, "overlaying": "y", "side": "right", "range": [0, 105],
+                "showgrid": False, "automargin": True},
+    )  # fmt: skip
+    return {"data": traces, "layout": layout, "rows": rows}
+
+
+def detections_figure(per_day: list[dict]) -> dict:
+    """Detections per day the session was created, stacked by detector and type."""
+    keys = list(dict.fromkeys((row["detector"], row["type"]) for row in per_day))
+    traces, rows = [], []
+    for index, (detector, kind) in enumerate(keys):
+        mine = [row for row in per_day if (row["detector"], row["type"]) == (detector, kind)]
+        name = f"{detector} · {kind}"
+        urls = [session_list_url(created=row["day"].isoformat(), detector=detector, type=kind) for row in mine]
+        traces.append(
+            {
+                "type": "bar",
+                "name": escape_hover(name),
+                "x": [row["day"].isoformat() for row in mine],
+                "y": [row["detections"] for row in mine],
+                "text": [f"{row['sessions']} session{'s' if row['sessions'] != 1 else ''}" for row in mine],
+                "textposition": "none",
+                "marker": {"color": PALETTE[index % len(PALETTE)]},
+                "customdata": urls,
+                "hovertemplate": escape_hover(name) + "<br>%{x}: %{y} detections in %{text}<extra></extra>",
+            }
+        )
+        rows += [
+            {"label": f"{row['day']:%Y-%m-%d} · {name}", "url": url,
+             "value": f"{row['detections']} in {row['sessions']} sessions"}
+            for row, url in zip(mine, urls, strict=True)
+        ]  # fmt: skip
+    layout = _layout(
+        barmode="stack",
+        xaxis={
+            "type": "date",
+            "tickformat": "%Y-%m-%d",
+            "automargin": True,
+            "title": {"text": "session created (UTC)"},
+        },
+        yaxis={"title": {"text": "detections"}, "gridcolor": "#dde3ea", "rangemode": "tozero", "automargin": True},
+    )
+    return {"data": traces, "layout": layout, "rows": rows}
+
+
+def live_figure(states: list[dict]) -> dict:
+    """Sessions open now, per live state."""
+    urls = [session_list_url(live="1", state=row["state"]) for row in states]
+    trace = {
+        "type": "bar",
+        "x": [row["state"] for row in states],
+        "y": [row["sessions"] for row in states],
+        "marker": {"color": [STATE_COLORS[row["state"]] for row in states]},
+        "customdata": urls,
+        "hovertemplate": "%{x}: %{y} sessions<extra></extra>",
+    }
+    rows = [
+        {"label": row["state"], "value": row["sessions"], "url": url} for row, url in zip(states, urls, strict=True)
+    ]
+    layout = _layout(
+        height=240, showlegend=False, yaxis={"gridcolor": "#dde3ea", "rangemode": "tozero", "tickformat": ",d"}
+    )
+    return {"data": [trace], "layout": layout, "rows": rows}
+
+
+def labels_figure(progress: list[dict]) -> dict:
+    """Per model × profile: the share of detections labelled, and the share
+    of reviewers' detection labels that say false positive."""
+    names = [escape_hover(f"{_model_name(row['model'])} · {row['profile']}") for row in progress]
+    judged = [row["true_loop"] + row["false_positive"] for row in progress]
+    labelled_urls = [
+        session_list_url(model=row["model"], profile=row["profile"], label="unlabelled") for row in progress
+    ]
+    fp_urls = [session_list_url(model=row["model"], profile=row["profile"], label="false_positive") for row in progress]
+    traces = [
+        {
+            "type": "bar",
+            "name": "labelled %",
+            "x": names,
+            "y": [_percent(row["labelled"], row["detections"]) for row in progress],
+            "text": [f"{row['labelled']} of {row['detections']} detections" for row in progress],
+            "textposition": "none",
+            "marker": {"color": "#2456c9"},
+            "customdata": labelled_urls,
+            "hovertemplate": "%{x}<br>labelled: %{y}% (%{text})<br>click: the unlabelled sessions<extra></extra>",
+        },
+        {
+            "type": "bar",
+            "name": "false-positive rate %",
+            "x": names,
+            "y": [_percent(row["false_positive"], total) for row, total in zip(progress, judged, strict=True)],
+            "text": [f"{row['false_positive']} of {total} labels" for row, total in zip(progress, judged, strict=True)],
+            "textposition": "none",
+            "marker": {"color": "#c0392b"},
+            "customdata": fp_urls,
+            "hovertemplate": "%{x}<br>false positives: %{y}% (%{text})<extra></extra>",
+        },
+    ]
+    rows = []
+    for row, total, labelled_url, fp_url in zip(progress, judged, labelled_urls, fp_urls, strict=True):
+        name = f"{_model_name(row['model'])} · {row['profile']}"
+        rows.append({"label": f"{name}: labelled", "value": f"{row['labelled']} of {row['detections']} detections",
+                     "url": labelled_url})  # fmt: skip
+        rows.append({"label": f"{name}: false positives", "value": f"{row['false_positive']} of {total} labels",
+                     "url": fp_url})  # fmt: skip
+    layout = _layout(
+        barmode="group",
+        yaxis={"title": {"text": "%"}, "range": [0, 105], "gridcolor": "#dde3ea", "automargin": True},
+    )
+    return {"data": traces, "layout": layout, "rows": rows}

@@ -1,0 +1,118 @@
+"""Reads of the overview dashboard: every figure is one aggregate query
+(GROUP BY in the database) over the projects the user reaches, never a loop
+over rows in Python."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Count, Q
+from django.db.models.functions import TruncDate
+from django.utils import timezone
+
+from loopguard_site.accounts.access import in_visible_projects
+from loopguard_site.profiles.models import TuningJob
+from loopguard_site.replay.models import Detection, SessionVerdict
+from loopguard_site.review.models import Label, LabelKind
+from loopguard_site.transcripts.models import Session
+
+LIVE_STATES = (Session.State.LIVE, Session.State.LOOPING, Session.State.STALLED)  # open now
+DETECTION_DAYS = 30  # the detections-per-day chart's window, ending today (UTC)
+RECENT_JOBS = 8
+LIVE_LISTED = 10
+
+
+def session_totals(user: AbstractBaseUser) -> dict[str, int]:
+    """The headline counts: sessions, sessions open live now, and reviewers' labels."""
+    sessions = in_visible_projects(Session.objects.all(), user)
+    counts = sessions.aggregate(sessions=Count("id"), live=Count("id", filter=Q(state__in=LIVE_STATES)))
+    counts["labels"] = in_visible_projects(Label.objects.all(), user, "session__project").count()
+    return counts
+
+
+def sessions_per_model(user: AbstractBaseUser) -> list[dict]:
+    """Per model (most sessions first): `model`, `sessions`."""
+    sessions = in_visible_projects(Session.objects.all(), user)
+    return list(sessions.values("model").annotate(sessions=Count("id")).order_by("-sessions", "model"))
+
+
+def verdicts_per_model(user: AbstractBaseUser) -> list[dict]:
+    """Per model × profile that scanned some of its sessions: `model`,
+    `profile`, `scanned` (sessions with a verdict) and `looped` (of them,
+    those a detector fired on)."""
+    verdicts = in_visible_projects(SessionVerdict.objects.all(), user, "session__project")
+    rows = verdicts.values("session__model", "profile").annotate(
+        scanned=Count("id"), looped=Count("id", filter=Q(looped=True))
+    )
+    return [
+        {"model": row["session__model"], "profile": row["profile"], "scanned": row["scanned"], "looped": row["looped"]}
+        for row in rows.order_by("session__model", "profile")
+    ]
+
+
+def detections_per_day(user: AbstractBaseUser, *, today: dt.date | None = None) -> list[dict]:
+    """Detections (under every profile) of the sessions created in the last
+    DETECTION_DAYS days (UTC), per day the session was created, detector and
+    type: `day`, `detector`, `type`, `detections`, `sessions`."""
+    today = today or timezone.now().date()
+    first_day = today - dt.timedelta(days=DETECTION_DAYS - 1)
+    since = dt.datetime.combine(first_day, dt.time.min, tzinfo=dt.UTC)
+    detections = in_visible_projects(Detection.objects.all(), user, "session__project")
+    rows = (
+        detections.filter(session__created__gte=since)
+        .annotate(day=TruncDate("session__created", tzinfo=dt.UTC))
+        .values("day", "detector", "type")
+        .annotate(detections=Count("id"), sessions=Count("session_id", distinct=True))
+        .order_by("day", "detector", "type")
+    )
+    return list(rows)
+
+
+def live_state_counts(user: AbstractBaseUser) -> list[dict]:
+    """Sessions open now per live state (every state listed, zeros too)."""
+    sessions = in_visible_projects(Session.objects.filter(state__in=LIVE_STATES), user)
+    counts = dict(sessions.values_list("state").annotate(n=Count("id")).order_by())
+    return [{"state": state, "sessions": counts.get(state, 0)} for state in LIVE_STATES]
+
+
+def live_sessions(user: AbstractBaseUser, limit: int = LIVE_LISTED) -> list[Session]:
+    """The newest sessions open now."""
+    sessions = in_visible_projects(Session.objects.filter(state__in=LIVE_STATES), user)
+    return list(sessions.select_related("live_stream").order_by("-created", "-id")[:limit])
+
+
+def label_progress(user: AbstractBaseUser) -> list[dict]:
+    """Per model × profile with detections: `model`, `profile`, `detections`,
+    `labelled` (detections some reviewer labelled), and the reviewers'
+    detection labels: `true_loop`, `false_positive` (one per reviewer and
+    detection)."""
+    detections = in_visible_projects(Detection.objects.all(), user, "session__project")
+    counts = detections.values("session__model", "profile").annotate(
+        detections=Count("id", distinct=True), labelled=Count("labels__detection_id", distinct=True)
+    )
+    labels = in_visible_projects(Label.objects.exclude(profile=""), user, "session__project")
+    verdicts = labels.values("session__model", "profile").annotate(
+        true_loop=Count("id", filter=Q(label=LabelKind.TRUE_LOOP)),
+        false_positive=Count("id", filter=Q(label=LabelKind.FALSE_POSITIVE)),
+    )
+    by_key = {(row["session__model"], row["profile"]): row for row in verdicts.order_by()}
+    rows = []
+    for row in counts.order_by("session__model", "profile"):
+        labelled = by_key.get((row["session__model"], row["profile"]), {})
+        rows.append(
+            {
+                "model": row["session__model"],
+                "profile": row["profile"],
+                "detections": row["detections"],
+                "labelled": row["labelled"],
+                "true_loop": labelled.get("true_loop", 0),
+                "false_positive": labelled.get("false_positive", 0),
+            }
+        )
+    return rows
+
+
+def recent_tuning_jobs(user: AbstractBaseUser, limit: int = RECENT_JOBS) -> list[TuningJob]:
+    jobs = in_visible_projects(TuningJob.objects.select_related("created_by"), user)
+    return list(jobs.order_by("-created", "-id")[:limit])
