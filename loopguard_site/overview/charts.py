@@ -10,6 +10,7 @@ markup, so they are escaped here.
 
 from __future__ import annotations
 
+import datetime as dt
 from urllib.parse import urlencode
 
 from django.urls import reverse
@@ -19,6 +20,7 @@ from loopguard_site.timeline.charts import escape_hover
 PALETTE = ("#2456c9", "#c0392b", "#2f855a", "#b7791f", "#7b4fc9", "#0f8a9d", "#d35400", "#5f6b7a", "#c2185b")
 STATE_COLORS = {"live": "#2456c9", "looping": "#c0392b", "stalled": "#b7791f"}
 NO_MODEL = "(no model)"
+DAY_MS = 86_400_000
 FONT = {"family": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif", "size": 13, "color": "#1d2330"}
 
 
@@ -32,11 +34,11 @@ def session_list_url(**params: str) -> str:
 def _layout(**extra) -> dict:
     layout = {
         "font": FONT,
-        "margin": {"l": 56, "r": 24, "t": 16, "b": 64},
+        "margin": {"l": 16, "r": 16, "t": 40, "b": 48},
         "height": 320,
         "paper_bgcolor": "rgba(0,0,0,0)",
         "plot_bgcolor": "rgba(0,0,0,0)",
-        "legend": {"orientation": "h", "y": -0.25},
+        "legend": {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
         "hoverlabel": {"align": "left"},
         "xaxis": {"automargin": True},
         "yaxis": {"gridcolor": "#dde3ea", "rangemode": "tozero", "automargin": True},
@@ -49,24 +51,36 @@ def _model_name(model: str) -> str:
     return model or NO_MODEL
 
 
+def _bars_height(bars: int) -> int:
+    """Height of a horizontal chart of `bars` categories."""
+    return 110 + 34 * max(bars, 2)
+
+
+PERCENT_AXIS = {"range": [0, 102], "tickvals": [0, 25, 50, 75, 100], "ticksuffix": "%", "gridcolor": "#dde3ea"}
+
+
 def _percent(part: int, whole: int) -> float | None:
     return round(100 * part / whole, 1) if whole else None
 
 
 def models_figure(per_model: list[dict], verdicts: list[dict]) -> dict:
-    """Sessions per model (bars, left axis) and each profile's loop rate among
-    the model's scanned sessions (markers, right axis, %)."""
+    """Two panels sharing the model axis: sessions per model (left), and
+    each profile's loop rate among the model's scanned sessions (right, %)."""
     models = [row["model"] for row in per_model]
     labels = [escape_hover(_model_name(model)) for model in models]
     traces = [
         {
             "type": "bar",
             "name": "sessions",
-            "x": labels,
-            "y": [row["sessions"] for row in per_model],
-            "marker": {"color": "#c9d6ee"},
+            "orientation": "h",
+            "y": labels,
+            "x": [row["sessions"] for row in per_model],
+            "marker": {"color": "#8ea6d8"},
+            "text": [row["sessions"] for row in per_model],
+            "textposition": "outside",
+            "cliponaxis": False,
             "customdata": [session_list_url(model=model) for model in models],
-            "hovertemplate": "%{x}: %{y} sessions<extra></extra>",
+            "hovertemplate": "%{y}: %{x} sessions<extra></extra>",
         }
     ]
     rows = [
@@ -80,16 +94,20 @@ def models_figure(per_model: list[dict], verdicts: list[dict]) -> dict:
         shown = [model for model in models if model in mine]
         traces.append(
             {
-                "type": "scatter",
-                "mode": "markers",
+                "type": "bar",
+                "orientation": "h",
                 "name": f"loop rate · {escape_hover(profile)}",
-                "yaxis": "y2",
-                "x": [escape_hover(_model_name(model)) for model in shown],
-                "y": [_percent(mine[model]["looped"], mine[model]["scanned"]) for model in shown],
-                "text": [f"{mine[model]['looped']} of {mine[model]['scanned']} scanned" for model in shown],
-                "marker": {"size": 12, "color": PALETTE[(index + 1) % len(PALETTE)], "symbol": "diamond"},
+                "xaxis": "x2",
+                "y": [escape_hover(_model_name(model)) for model in shown],
+                "x": [_percent(mine[model]["looped"], mine[model]["scanned"]) for model in shown],
+                "text": [f"{mine[model]['looped']}/{mine[model]['scanned']}" for model in shown],
+                "textposition": "outside",
+                "cliponaxis": False,
+                "marker": {"color": PALETTE[(index + 1) % len(PALETTE)]},
                 "customdata": [session_list_url(model=model, profile=profile, verdict="loop") for model in shown],
-                "hovertemplate": "%{x} · " + escape_hover(profile) + ": %{y}% looped (%{text})<extra></extra>",
+                "hovertemplate": "%{y} · "
+                + escape_hover(profile)
+                + ": %{x}% looped (%{text} scanned sessions)<extra></extra>",
             }
         )
         rows += [
@@ -100,17 +118,22 @@ def models_figure(per_model: list[dict], verdicts: list[dict]) -> dict:
             }
             for model in shown
         ]
+    most = max((row["sessions"] for row in per_model), default=0)
     layout = _layout(
         barmode="group",
-        yaxis={"title": {"text": "sessions"}, "gridcolor": "#dde3ea", "rangemode": "tozero", "automargin": True},
-        yaxis2={"title": {"text": "loop rate %"}, "overlaying": "y", "side": "right", "range": [0, 105],
-                "showgrid": False, "automargin": True},
+        bargap=0.25,
+        height=_bars_height(len(models) * max(1, len(profiles)) // 2 + len(models)),
+        yaxis={"autorange": "reversed", "automargin": True, "type": "category"},
+        xaxis={"domain": [0, 0.3], "title": {"text": "sessions"}, "gridcolor": "#dde3ea", "rangemode": "tozero",
+               "dtick": 1 if most <= 8 else None, "automargin": True},
+        xaxis2={**PERCENT_AXIS, "domain": [0.38, 1], "anchor": "y", "title": {"text": "loop rate (looped / scanned)"}},
     )  # fmt: skip
     return {"data": traces, "layout": layout, "rows": rows}
 
 
-def detections_figure(per_day: list[dict]) -> dict:
-    """Detections per day the session was created, stacked by detector and type."""
+def detections_figure(per_day: list[dict], first_day: dt.date, last_day: dt.date) -> dict:
+    """Detections per day the session was created, stacked by detector and
+    type, on an axis from `first_day` to `last_day`."""
     keys = list(dict.fromkeys((row["detector"], row["type"]) for row in per_day))
     traces, rows = [], []
     for index, (detector, kind) in enumerate(keys):
@@ -126,6 +149,7 @@ def detections_figure(per_day: list[dict]) -> dict:
                 "text": [f"{row['sessions']} session{'s' if row['sessions'] != 1 else ''}" for row in mine],
                 "textposition": "none",
                 "marker": {"color": PALETTE[index % len(PALETTE)]},
+                "width": [DAY_MS * 0.8] * len(mine),
                 "customdata": urls,
                 "hovertemplate": escape_hover(name) + "<br>%{x}: %{y} detections in %{text}<extra></extra>",
             }
@@ -138,6 +162,7 @@ def detections_figure(per_day: list[dict]) -> dict:
     layout = _layout(
         barmode="stack",
         xaxis={
+            "range": [f"{first_day - dt.timedelta(days=1)} 12:00", f"{last_day} 12:00"],
             "type": "date",
             "tickformat": "%Y-%m-%d",
             "automargin": True,
@@ -180,25 +205,31 @@ def labels_figure(progress: list[dict]) -> dict:
     traces = [
         {
             "type": "bar",
-            "name": "labelled %",
-            "x": names,
-            "y": [_percent(row["labelled"], row["detections"]) for row in progress],
+            "name": "detections labelled",
+            "orientation": "h",
+            "y": names,
+            "x": [_percent(row["labelled"], row["detections"]) for row in progress],
             "text": [f"{row['labelled']} of {row['detections']} detections" for row in progress],
-            "textposition": "none",
+            "texttemplate": "%{x}",
+            "textposition": "outside",
+            "cliponaxis": False,
             "marker": {"color": "#2456c9"},
             "customdata": labelled_urls,
-            "hovertemplate": "%{x}<br>labelled: %{y}% (%{text})<br>click: the unlabelled sessions<extra></extra>",
+            "hovertemplate": "%{y}<br>labelled: %{x}% (%{text})<br>click: the unlabelled sessions<extra></extra>",
         },
         {
             "type": "bar",
-            "name": "false-positive rate %",
-            "x": names,
-            "y": [_percent(row["false_positive"], total) for row, total in zip(progress, judged, strict=True)],
+            "name": "labels saying false positive",
+            "orientation": "h",
+            "y": names,
+            "x": [_percent(row["false_positive"], total) for row, total in zip(progress, judged, strict=True)],
             "text": [f"{row['false_positive']} of {total} labels" for row, total in zip(progress, judged, strict=True)],
-            "textposition": "none",
+            "texttemplate": "%{x}",
+            "textposition": "outside",
+            "cliponaxis": False,
             "marker": {"color": "#c0392b"},
             "customdata": fp_urls,
-            "hovertemplate": "%{x}<br>false positives: %{y}% (%{text})<extra></extra>",
+            "hovertemplate": "%{y}<br>false positives: %{x}% (%{text})<extra></extra>",
         },
     ]
     rows = []
@@ -210,6 +241,8 @@ def labels_figure(progress: list[dict]) -> dict:
                      "url": fp_url})  # fmt: skip
     layout = _layout(
         barmode="group",
-        yaxis={"title": {"text": "%"}, "range": [0, 105], "gridcolor": "#dde3ea", "automargin": True},
+        height=_bars_height(2 * len(progress)),
+        yaxis={"autorange": "reversed", "automargin": True, "type": "category"},
+        xaxis={**PERCENT_AXIS, "automargin": True},
     )
     return {"data": traces, "layout": layout, "rows": rows}

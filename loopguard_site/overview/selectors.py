@@ -51,12 +51,16 @@ def verdicts_per_model(user: AbstractBaseUser) -> list[dict]:
     ]
 
 
-def detections_per_day(user: AbstractBaseUser, *, today: dt.date | None = None) -> list[dict]:
-    """Detections (under every profile) of the sessions created in the last
-    DETECTION_DAYS days (UTC), per day the session was created, detector and
-    type: `day`, `detector`, `type`, `detections`, `sessions`."""
+def detection_window(today: dt.date | None = None) -> tuple[dt.date, dt.date]:
+    """The first and last day (UTC) of the detections-per-day chart."""
     today = today or timezone.now().date()
-    first_day = today - dt.timedelta(days=DETECTION_DAYS - 1)
+    return today - dt.timedelta(days=DETECTION_DAYS - 1), today
+
+
+def detections_per_day(user: AbstractBaseUser, first_day: dt.date) -> list[dict]:
+    """Detections (under every profile) of the sessions created since
+    `first_day` (UTC), per day the session was created, detector and type:
+    `day`, `detector`, `type`, `detections`, `sessions`."""
     since = dt.datetime.combine(first_day, dt.time.min, tzinfo=dt.UTC)
     detections = in_visible_projects(Detection.objects.all(), user, "session__project")
     rows = (

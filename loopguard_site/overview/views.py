@@ -16,9 +16,10 @@ from . import charts, selectors
 @require_GET
 def overview(request: HttpRequest) -> HttpResponse:
     user = request.user
+    first_day, last_day = selectors.detection_window()
     figures = {
         "models": charts.models_figure(selectors.sessions_per_model(user), selectors.verdicts_per_model(user)),
-        "detections": charts.detections_figure(selectors.detections_per_day(user)),
+        "detections": charts.detections_figure(selectors.detections_per_day(user, first_day), first_day, last_day),
         "live": charts.live_figure(selectors.live_state_counts(user)),
         "labels": charts.labels_figure(selectors.label_progress(user)),
     }

@@ -6,7 +6,7 @@
   const source = document.getElementById("overview-plots");
   if (!source || !window.Plotly) return;
   const plots = JSON.parse(source.textContent);
-  const config = {displaylogo: false, responsive: true, modeBarButtonsToRemove: ["select2d", "lasso2d"]};
+  const config = {displayModeBar: false, responsive: true};
   document.querySelectorAll("[data-plot]").forEach(function (node) {
     const figure = plots[node.dataset.plot];
     if (!figure) return;
