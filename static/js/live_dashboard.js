@@ -5,6 +5,7 @@
   const table = document.getElementById("live-dashboard");
   if (!table) return;
   const POLL_MS = 3000;
+  const STATE_BADGES = {live: "badge-live", looping: "badge-loop", stopped: "badge-loop", stalled: "badge-warn"};
   const body = table.querySelector("tbody");
   const empty = document.getElementById("live-dashboard-empty");
 
@@ -25,7 +26,7 @@
     title.append(link);
     const state = document.createElement("td");
     const badge = document.createElement("span");
-    badge.className = `state state-${session.state}`;
+    badge.className = `badge ${STATE_BADGES[session.state] || "badge-muted"}`;
     badge.textContent = session.state;
     state.append(badge);
     const first = session.first_detection;
@@ -34,7 +35,7 @@
       cell(session.model),
       state,
       cell(String(session.events), "num"),
-      cell(session.last_event ? new Date(session.last_event).toLocaleString() : "—"),
+      cell(session.last_event ? window.LoopGuard.formatDateTime(session.last_event) : "—"),
       cell(first ? `${first.action}: ${first.type} — ${first.message}` : "—"),
     );
     return tr;

@@ -14,6 +14,7 @@
   const FINAL = ["closed"];
   const TIMELINE_MS = 2000;
   const stateBadge = document.getElementById("live-state");
+  const STATE_BADGES = {live: "badge-live", looping: "badge-loop", stopped: "badge-loop", stalled: "badge-warn"};
   const status = document.getElementById("live-status");
   const count = document.getElementById("live-events");
   const banner = document.getElementById("loop-banner");
@@ -134,7 +135,7 @@
 
   function showState(state) {
     stateBadge.textContent = state;
-    stateBadge.className = `state state-${state}`;
+    stateBadge.className = `badge ${STATE_BADGES[state] || "badge-muted"}`;
   }
 
   function connect() {
