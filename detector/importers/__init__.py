@@ -18,7 +18,7 @@ from pathlib import Path
 from . import anthropic_messages, claude_code, cline, codex, gemini_cli, loopguard_events, openai_chat, otel
 from .detect import detect
 from .source import Source, decode
-from .transcript import Transcript, TranscriptError
+from .transcript import FormatNotRecognised, Transcript, TranscriptError
 
 # in the order event-format.md lists the format names
 _PARSER_MODULES = (loopguard_events, openai_chat, anthropic_messages, claude_code, codex, gemini_cli, cline, otel)
@@ -26,7 +26,15 @@ PARSERS = {module.NAME: module for module in _PARSER_MODULES}
 FORMATS = tuple(PARSERS)
 PARSER_VERSIONS = {name: module.VERSION for name, module in PARSERS.items()}
 
-__all__ = ["FORMATS", "PARSER_VERSIONS", "Transcript", "TranscriptError", "parse_bytes", "parse_path"]
+__all__ = [
+    "FORMATS",
+    "PARSER_VERSIONS",
+    "FormatNotRecognised",
+    "Transcript",
+    "TranscriptError",
+    "parse_bytes",
+    "parse_path",
+]
 
 
 def parse_bytes(data: bytes, filename: str = "-", fmt: str = "auto") -> Transcript:

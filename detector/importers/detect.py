@@ -13,7 +13,7 @@ from itertools import islice
 from ..events import EVENT_TYPES
 from .source import JSON_DECODER, Source
 from .stream import is_sse, stream_records, whole_document
-from .transcript import TranscriptError
+from .transcript import FormatNotRecognised, TranscriptError
 
 _PROBE_LINES = 50
 # tuples, not sets: membership compares with ==, so an unhashable value read
@@ -164,5 +164,5 @@ def detect(source: Source, tried: tuple[str, ...]) -> str:
         if found is None:
             found = _classify_lines(source)
     if found is None:
-        raise source.error(f"could not tell the format; name it with --format (tried: {', '.join(tried)})")
+        raise FormatNotRecognised(tried, file=source.file)
     return found

@@ -26,6 +26,20 @@ class TranscriptError(ValueError):
         return ": ".join([*parts, self.message])
 
 
+class FormatNotRecognised(TranscriptError):
+    """The content matched none of the formats `tried`. The message tells how
+    to name the format with `how`: the command line's `--format` by default;
+    a web page or API says its own control with `named_by`."""
+
+    def __init__(self, tried: tuple[str, ...], *, file: str | None = None, how: str = "--format"):
+        self.tried = tuple(tried)
+        self.how = how
+        super().__init__(f"could not tell the format; name it with {how} (tried: {', '.join(self.tried)})", file=file)
+
+    def named_by(self, how: str) -> FormatNotRecognised:
+        return FormatNotRecognised(self.tried, file=self.file, how=how)
+
+
 @dataclass
 class Transcript:
     """One imported session: normalised events (the first is the `session`

@@ -25,6 +25,7 @@ from .services import (
 )
 
 PAGE_SIZE = 50
+FORMAT_PARAMETER = "the format parameter (a form field or ?format=)"
 EVENTS_LIMIT = 1000  # default page of events
 EVENTS_LIMIT_MAX = 10_000
 RAW_BODY_NAME = "upload"  # file name of a raw-body upload without ?filename=
@@ -84,7 +85,7 @@ def _upload_options(request: HttpRequest, form: QueryDict) -> dict:
 
     fmt = value("format") or "auto"
     if fmt not in ("auto", *FORMATS):
-        raise ApiError(f"unknown format {fmt!r} (known: auto, {', '.join(FORMATS)})", field="format")
+        raise ApiError(f"format must be auto or one of {', '.join(FORMATS)}, not {fmt!r}", field="format")
     try:
         tags = clean_tags([*form.getlist("tag"), *request.GET.getlist("tag")])
     except ValueError as exc:
@@ -116,7 +117,7 @@ def sessions_create(request: HttpRequest) -> JsonResponse:
     else:
         outcomes = _raw_body_outcomes(request, _upload_options(request, QueryDict()))
     stored = [o.session for o in outcomes if o.session is not None]
-    errors = [o.error_dict() for o in outcomes if o.error is not None]
+    errors = [o.format_named_by(FORMAT_PARAMETER).error_dict() for o in outcomes if o.error is not None]
     body = {"sessions": [session_summary(s) for s in stored], "errors": errors}
     if stored:
         return JsonResponse(body, status=201)

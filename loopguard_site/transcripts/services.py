@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
 from django.conf import settings
@@ -10,7 +10,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from detector.config import builtin_config
-from detector.importers import TranscriptError, parse_bytes
+from detector.importers import FormatNotRecognised, TranscriptError, parse_bytes
 from loopguard_site.accounts.models import Project
 from loopguard_site.accounts.services import default_project
 
@@ -97,6 +97,14 @@ class ImportOutcome:
             s = self.session
             return f"imported {self.file}: session {s.pk}, {s.event_count} events, format {s.source_format}"
         return f"error {self.error}"
+
+    def format_named_by(self, how: str) -> ImportOutcome:
+        """This outcome, its error (when the format was not recognised) telling
+        to name the format with `how`: the page's or the API's own control
+        rather than the command line's flag."""
+        if isinstance(self.error, FormatNotRecognised):
+            return replace(self, error=self.error.named_by(how))
+        return self
 
     def error_dict(self) -> dict:
         """The API's `errors` item: `{"file", "line", "field", "message"}`."""

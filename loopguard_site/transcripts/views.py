@@ -15,6 +15,7 @@ from .selectors import session_list as select_sessions
 from .services import Upload, clean_tags, sessions_import_upload
 
 PAGE_SIZE = 50
+FORMAT_CONTROL = "the Format menu"  # the upload page's control that names a file's format
 
 
 @login_required
@@ -68,11 +69,11 @@ def session_upload(request: HttpRequest) -> HttpResponse:
             context["form_error"], status = str(exc), 400
         else:
             if fmt not in context["formats"]:
-                context["form_error"], status = f"unknown format {fmt!r}", 400
+                context["form_error"], status = f"Format: {fmt!r} is not one of the Format menu's choices", 400
             elif not files:
                 context["form_error"], status = "choose or drop at least one file", 400
             else:
-                context["outcomes"] = sessions_import_upload(
+                outcomes = sessions_import_upload(
                     [Upload(f.name, f.size, f.read) for f in files],
                     fmt=fmt,
                     uploader=request.user,
@@ -80,4 +81,5 @@ def session_upload(request: HttpRequest) -> HttpResponse:
                     title=request.POST.get("title", "").strip(),
                     tags=tags,
                 )
+                context["outcomes"] = [outcome.format_named_by(FORMAT_CONTROL) for outcome in outcomes]
     return render(request, "transcripts/session_upload.html", context, status=status)

@@ -23,7 +23,7 @@ def test_it_needs_a_login(client):
     ("fields", "message"),
     [
         ({"format": "auto"}, "choose or drop at least one file"),
-        ({"format": "yaml", "file": [SimpleUploadedFile("a.jsonl", GOOD)]}, "unknown format &#x27;yaml&#x27;"),
+        ({"format": "yaml", "file": [SimpleUploadedFile("a.jsonl", GOOD)]}, "Format: &#x27;yaml&#x27; is not one"),
         ({"tags": "x" * 51, "file": [SimpleUploadedFile("a.jsonl", GOOD)]}, "is longer than 50 characters"),
     ],
 )
