@@ -21,6 +21,7 @@ network features beyond the page it is sent to.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from collections.abc import Iterator
@@ -116,17 +117,15 @@ def _application():
     return application
 
 
-@pytest.fixture
-def daphne_live_server(transactional_db, settings) -> Iterator[LiveServer]:
-    """The lab's ASGI app (pages, API, WebSockets, static files) served by
-    Daphne in a child process on a free port, against the test database
-    (so tests using it see committed data: `transactional_db`)."""
+@contextlib.contextmanager
+def daphne_server() -> Iterator[LiveServer]:
+    """The lab's ASGI app served by Daphne in a child process on a free port,
+    against the database Django is configured with (the tests' one)."""
     from daphne.testing import DaphneProcess
     from django.db import connections
 
     if any(c.vendor == "sqlite" and c.is_in_memory_db() for c in connections.all()):
         pytest.fail("daphne_live_server needs a database file or PostgreSQL, not in-memory SQLite", pytrace=False)
-    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "localhost", "127.0.0.1"]
     connections.close_all()  # the forked server must not share the parent's connections
     server = DaphneProcess("127.0.0.1", _application)
     server.start()
@@ -140,3 +139,13 @@ def daphne_live_server(transactional_db, settings) -> Iterator[LiveServer]:
     finally:
         server.terminate()
         server.join(WAIT_SECONDS)
+
+
+@pytest.fixture
+def daphne_live_server(transactional_db, settings) -> Iterator[LiveServer]:
+    """The lab's ASGI app (pages, API, WebSockets, static files) served by
+    Daphne in a child process on a free port, against the test database
+    (so tests using it see committed data: `transactional_db`)."""
+    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "localhost", "127.0.0.1"]
+    with daphne_server() as server:
+        yield server
