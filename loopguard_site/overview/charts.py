@@ -146,17 +146,15 @@ def detections_figure(per_day: list[dict], first_day: dt.date, last_day: dt.date
                 "name": escape_hover(name),
                 "x": [row["day"].isoformat() for row in mine],
                 "y": [row["detections"] for row in mine],
-                "text": [f"{row['sessions']} session{'s' if row['sessions'] != 1 else ''}" for row in mine],
-                "textposition": "none",
                 "marker": {"color": PALETTE[index % len(PALETTE)]},
                 "width": [DAY_MS * 0.8] * len(mine),
                 "customdata": urls,
-                "hovertemplate": escape_hover(name) + "<br>%{x}: %{y} detections in %{text}<extra></extra>",
+                "hovertemplate": escape_hover(name) + "<br>sessions created %{x}: %{y} detections<extra></extra>",
             }
         )
         rows += [
             {"label": f"{row['day']:%Y-%m-%d} · {name}", "url": url,
-             "value": f"{row['detections']} in {row['sessions']} sessions"}
+             "value": f"{row['detections']} detections"}
             for row, url in zip(mine, urls, strict=True)
         ]  # fmt: skip
     layout = _layout(
@@ -187,8 +185,11 @@ def live_figure(states: list[dict]) -> dict:
     rows = [
         {"label": row["state"], "value": row["sessions"], "url": url} for row, url in zip(states, urls, strict=True)
     ]
+    most = max((row["sessions"] for row in states), default=0)
     layout = _layout(
-        height=240, showlegend=False, yaxis={"gridcolor": "#dde3ea", "rangemode": "tozero", "tickformat": ",d"}
+        height=240,
+        showlegend=False,
+        yaxis={"gridcolor": "#dde3ea", "rangemode": "tozero", "dtick": 1 if most <= 8 else None, "tickformat": ",d"},
     )
     return {"data": [trace], "layout": layout, "rows": rows}
 

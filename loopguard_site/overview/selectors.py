@@ -7,8 +7,8 @@ from __future__ import annotations
 import datetime as dt
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, Q
-from django.db.models.functions import TruncDate
+from django.db.models import CharField, Count, Q, Sum, Value
+from django.db.models.functions import Concat, TruncDate
 from django.utils import timezone
 
 from loopguard_site.accounts.access import in_visible_projects
@@ -60,14 +60,14 @@ def detection_window(today: dt.date | None = None) -> tuple[dt.date, dt.date]:
 def detections_per_day(user: AbstractBaseUser, first_day: dt.date) -> list[dict]:
     """Detections (under every profile) of the sessions created since
     `first_day` (UTC), per day the session was created, detector and type:
-    `day`, `detector`, `type`, `detections`, `sessions`."""
+    `day`, `detector`, `type`, `detections`."""
     since = dt.datetime.combine(first_day, dt.time.min, tzinfo=dt.UTC)
     detections = in_visible_projects(Detection.objects.all(), user, "session__project")
     rows = (
         detections.filter(session__created__gte=since)
         .annotate(day=TruncDate("session__created", tzinfo=dt.UTC))
         .values("day", "detector", "type")
-        .annotate(detections=Count("id"), sessions=Count("session_id", distinct=True))
+        .annotate(detections=Count("id"))
         .order_by("day", "detector", "type")
     )
     return list(rows)
@@ -87,31 +87,30 @@ def live_sessions(user: AbstractBaseUser, limit: int = LIVE_LISTED) -> list[Sess
 
 
 def label_progress(user: AbstractBaseUser) -> list[dict]:
-    """Per model × profile with detections: `model`, `profile`, `detections`,
-    `labelled` (detections some reviewer labelled), and the reviewers'
-    detection labels: `true_loop`, `false_positive` (one per reviewer and
-    detection)."""
-    detections = in_visible_projects(Detection.objects.all(), user, "session__project")
-    counts = detections.values("session__model", "profile").annotate(
-        detections=Count("id", distinct=True), labelled=Count("labels__detection_id", distinct=True)
-    )
+    """Per model × profile with detections: `model`, `profile`, `detections`
+    (from the verdicts' counts), `labelled` (detections some reviewer
+    labelled, at most `detections`), and the reviewers' detection labels:
+    `true_loop`, `false_positive` (one per reviewer and detection)."""
+    verdicts = in_visible_projects(SessionVerdict.objects.filter(looped=True), user, "session__project")
+    counts = verdicts.values("session__model", "profile").annotate(detections=Sum("detection_count"))
     labels = in_visible_projects(Label.objects.exclude(profile=""), user, "session__project")
-    verdicts = labels.values("session__model", "profile").annotate(
+    judged = labels.values("session__model", "profile").annotate(
+        labelled=Count(Concat("session_id", Value(" "), "item", output_field=CharField()), distinct=True),
         true_loop=Count("id", filter=Q(label=LabelKind.TRUE_LOOP)),
         false_positive=Count("id", filter=Q(label=LabelKind.FALSE_POSITIVE)),
     )
-    by_key = {(row["session__model"], row["profile"]): row for row in verdicts.order_by()}
+    by_key = {(row["session__model"], row["profile"]): row for row in judged.order_by()}
     rows = []
     for row in counts.order_by("session__model", "profile"):
-        labelled = by_key.get((row["session__model"], row["profile"]), {})
+        found = by_key.get((row["session__model"], row["profile"]), {})
         rows.append(
             {
                 "model": row["session__model"],
                 "profile": row["profile"],
                 "detections": row["detections"],
-                "labelled": row["labelled"],
-                "true_loop": labelled.get("true_loop", 0),
-                "false_positive": labelled.get("false_positive", 0),
+                "labelled": min(found.get("labelled", 0), row["detections"]),
+                "true_loop": found.get("true_loop", 0),
+                "false_positive": found.get("false_positive", 0),
             }
         )
     return rows

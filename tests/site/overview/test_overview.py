@@ -103,8 +103,8 @@ def test_detections_are_counted_per_day_the_session_was_created(world, alice):
     rows = selectors.detections_per_day(alice, TODAY - dt.timedelta(days=29))
     assert rows == [
         {"day": TODAY - dt.timedelta(days=1), "detector": "tool_repetition",
-         "type": "consecutive_identical_tool_calls", "detections": 1, "sessions": 1},
-        {"day": TODAY, "detector": "text_loop", "type": "block_cycle", "detections": 3, "sessions": 1},
+         "type": "consecutive_identical_tool_calls", "detections": 1},
+        {"day": TODAY, "detector": "text_loop", "type": "block_cycle", "detections": 3},
     ]  # fmt: skip
     assert selectors.detections_per_day(alice, TODAY) == rows[1:]  # the window starts on its first day
 
