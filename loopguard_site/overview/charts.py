@@ -11,9 +11,10 @@ markup, so they are escaped here.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from urllib.parse import urlencode
 
-from django.urls import reverse
+from django.urls import get_script_prefix, reverse
 
 from loopguard_site.timeline.charts import escape_hover
 
@@ -24,10 +25,15 @@ DAY_MS = 86_400_000
 FONT = {"family": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif", "size": 13, "color": "#1d2330"}
 
 
+@functools.lru_cache
+def _session_list_path(script_prefix: str) -> str:
+    return reverse("transcripts:session_list")  # reverse() costs ~50 µs; a dashboard asks for hundreds
+
+
 def session_list_url(**params: str) -> str:
     """The session list filtered by `params` (empty values left out)."""
     query = urlencode({key: value for key, value in params.items() if value not in ("", None)})
-    base = reverse("transcripts:session_list")
+    base = _session_list_path(get_script_prefix())
     return f"{base}?{query}" if query else base
 
 

@@ -1,17 +1,16 @@
 """Reads of the overview dashboard: every figure is one aggregate query
 (GROUP BY in the database) over the projects the user reaches, never a loop
-over rows in Python."""
+over rows in Python. `projects` is what accounts.access.visible_project_ids
+gives for the user (None: every project), asked once per page."""
 
 from __future__ import annotations
 
 import datetime as dt
 
-from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import CharField, Count, Q, Sum, Value
+from django.db.models import CharField, Count, Q, QuerySet, Sum, Value
 from django.db.models.functions import Concat, TruncDate
 from django.utils import timezone
 
-from loopguard_site.accounts.access import in_visible_projects
 from loopguard_site.profiles.models import TuningJob
 from loopguard_site.replay.models import Detection, SessionVerdict
 from loopguard_site.review.models import Label, LabelKind
@@ -22,33 +21,40 @@ DETECTION_DAYS = 30  # the detections-per-day chart's window, ending today (UTC)
 RECENT_JOBS = 8
 LIVE_LISTED = 10
 
+Projects = list[int] | None
 
-def session_totals(user: AbstractBaseUser) -> dict[str, int]:
+
+def _in(rows: QuerySet, projects: Projects, project_field: str = "project") -> QuerySet:
+    return rows if projects is None else rows.filter(**{f"{project_field}__in": projects})
+
+
+def session_totals(projects: Projects) -> dict[str, int]:
     """The headline counts: sessions, sessions open live now, and reviewers' labels."""
-    sessions = in_visible_projects(Session.objects.all(), user)
+    sessions = _in(Session.objects.all(), projects)
     counts = sessions.aggregate(sessions=Count("id"), live=Count("id", filter=Q(state__in=LIVE_STATES)))
-    counts["labels"] = in_visible_projects(Label.objects.all(), user, "session__project").count()
+    counts["labels"] = _in(Label.objects.all(), projects, "session__project").count()
     return counts
 
 
-def sessions_per_model(user: AbstractBaseUser) -> list[dict]:
+def sessions_per_model(projects: Projects) -> list[dict]:
     """Per model (most sessions first): `model`, `sessions`."""
-    sessions = in_visible_projects(Session.objects.all(), user)
+    sessions = _in(Session.objects.all(), projects)
     return list(sessions.values("model").annotate(sessions=Count("id")).order_by("-sessions", "model"))
 
 
-def verdicts_per_model(user: AbstractBaseUser) -> list[dict]:
+def verdicts_per_model(projects: Projects) -> list[dict]:
     """Per model × profile that scanned some of its sessions: `model`,
-    `profile`, `scanned` (sessions with a verdict) and `looped` (of them,
-    those a detector fired on)."""
-    verdicts = in_visible_projects(SessionVerdict.objects.all(), user, "session__project")
+    `profile`, `scanned` (sessions with a verdict), `looped` (of them,
+    those a detector fired on) and `detections` (on them all)."""
+    verdicts = _in(SessionVerdict.objects.all(), projects, "session__project")
     rows = verdicts.values("session__model", "profile").annotate(
-        scanned=Count("id"), looped=Count("id", filter=Q(looped=True))
+        scanned=Count("id"), looped=Count("id", filter=Q(looped=True)), detections=Sum("detection_count")
     )
     return [
-        {"model": row["session__model"], "profile": row["profile"], "scanned": row["scanned"], "looped": row["looped"]}
+        {"model": row["session__model"], "profile": row["profile"], "scanned": row["scanned"],
+         "looped": row["looped"], "detections": row["detections"]}
         for row in rows.order_by("session__model", "profile")
-    ]
+    ]  # fmt: skip
 
 
 def detection_window(today: dt.date | None = None) -> tuple[dt.date, dt.date]:
@@ -57,12 +63,12 @@ def detection_window(today: dt.date | None = None) -> tuple[dt.date, dt.date]:
     return today - dt.timedelta(days=DETECTION_DAYS - 1), today
 
 
-def detections_per_day(user: AbstractBaseUser, first_day: dt.date) -> list[dict]:
+def detections_per_day(projects: Projects, first_day: dt.date) -> list[dict]:
     """Detections (under every profile) of the sessions created since
     `first_day` (UTC), per day the session was created, detector and type:
     `day`, `detector`, `type`, `detections`."""
     since = dt.datetime.combine(first_day, dt.time.min, tzinfo=dt.UTC)
-    detections = in_visible_projects(Detection.objects.all(), user, "session__project")
+    detections = _in(Detection.objects.all(), projects, "session__project")
     rows = (
         detections.filter(session__created__gte=since)
         .annotate(day=TruncDate("session__created", tzinfo=dt.UTC))
@@ -73,27 +79,25 @@ def detections_per_day(user: AbstractBaseUser, first_day: dt.date) -> list[dict]
     return list(rows)
 
 
-def live_state_counts(user: AbstractBaseUser) -> list[dict]:
+def live_state_counts(projects: Projects) -> list[dict]:
     """Sessions open now per live state (every state listed, zeros too)."""
-    sessions = in_visible_projects(Session.objects.filter(state__in=LIVE_STATES), user)
+    sessions = _in(Session.objects.filter(state__in=LIVE_STATES), projects)
     counts = dict(sessions.values_list("state").annotate(n=Count("id")).order_by())
     return [{"state": state, "sessions": counts.get(state, 0)} for state in LIVE_STATES]
 
 
-def live_sessions(user: AbstractBaseUser, limit: int = LIVE_LISTED) -> list[Session]:
+def live_sessions(projects: Projects, limit: int = LIVE_LISTED) -> list[Session]:
     """The newest sessions open now."""
-    sessions = in_visible_projects(Session.objects.filter(state__in=LIVE_STATES), user)
+    sessions = _in(Session.objects.filter(state__in=LIVE_STATES), projects)
     return list(sessions.select_related("live_stream").order_by("-created", "-id")[:limit])
 
 
-def label_progress(user: AbstractBaseUser) -> list[dict]:
-    """Per model × profile with detections: `model`, `profile`, `detections`
-    (from the verdicts' counts), `labelled` (detections some reviewer
-    labelled, at most `detections`), and the reviewers' detection labels:
-    `true_loop`, `false_positive` (one per reviewer and detection)."""
-    verdicts = in_visible_projects(SessionVerdict.objects.filter(looped=True), user, "session__project")
-    counts = verdicts.values("session__model", "profile").annotate(detections=Sum("detection_count"))
-    labels = in_visible_projects(Label.objects.exclude(profile=""), user, "session__project")
+def label_progress(projects: Projects, verdicts: list[dict]) -> list[dict]:
+    """Per model × profile with detections (`verdicts`: verdicts_per_model's
+    rows): `model`, `profile`, `detections`, `labelled` (detections some
+    reviewer labelled, at most `detections`), and the reviewers' detection
+    labels: `true_loop`, `false_positive` (one per reviewer and detection)."""
+    labels = _in(Label.objects.exclude(profile=""), projects, "session__project")
     judged = labels.values("session__model", "profile").annotate(
         labelled=Count(Concat("session_id", Value(" "), "item", output_field=CharField()), distinct=True),
         true_loop=Count("id", filter=Q(label=LabelKind.TRUE_LOOP)),
@@ -101,11 +105,11 @@ def label_progress(user: AbstractBaseUser) -> list[dict]:
     )
     by_key = {(row["session__model"], row["profile"]): row for row in judged.order_by()}
     rows = []
-    for row in counts.order_by("session__model", "profile"):
-        found = by_key.get((row["session__model"], row["profile"]), {})
+    for row in (row for row in verdicts if row["detections"]):
+        found = by_key.get((row["model"], row["profile"]), {})
         rows.append(
             {
-                "model": row["session__model"],
+                "model": row["model"],
                 "profile": row["profile"],
                 "detections": row["detections"],
                 "labelled": min(found.get("labelled", 0), row["detections"]),
@@ -116,6 +120,6 @@ def label_progress(user: AbstractBaseUser) -> list[dict]:
     return rows
 
 
-def recent_tuning_jobs(user: AbstractBaseUser, limit: int = RECENT_JOBS) -> list[TuningJob]:
-    jobs = in_visible_projects(TuningJob.objects.select_related("created_by"), user)
+def recent_tuning_jobs(projects: Projects, limit: int = RECENT_JOBS) -> list[TuningJob]:
+    jobs = _in(TuningJob.objects.select_related("created_by"), projects)
     return list(jobs.order_by("-created", "-id")[:limit])

@@ -13,6 +13,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from loopguard_site.accounts.access import visible_project_ids as scope
 from loopguard_site.accounts.models import Project, Role
 from loopguard_site.overview import charts, selectors
 from loopguard_site.profiles.models import TuningJob
@@ -85,39 +86,39 @@ def world(alice, django_user_model):
 
 @pytest.mark.django_db
 def test_sessions_and_verdicts_per_model_are_counted_in_the_visible_projects(world, alice):
-    assert selectors.sessions_per_model(alice) == [
+    assert selectors.sessions_per_model(scope(alice)) == [
         {"model": "qwen3", "sessions": 3},
         {"model": "gpt-4o", "sessions": 2},
         {"model": "", "sessions": 1},
     ]
-    assert selectors.verdicts_per_model(alice) == [
-        {"model": "gpt-4o", "profile": "default", "scanned": 1, "looped": 0},
-        {"model": "qwen3", "profile": "default", "scanned": 2, "looped": 2},
-        {"model": "qwen3", "profile": "preview", "scanned": 2, "looped": 1},
+    assert selectors.verdicts_per_model(scope(alice)) == [
+        {"model": "gpt-4o", "profile": "default", "scanned": 1, "looped": 0, "detections": 0},
+        {"model": "qwen3", "profile": "default", "scanned": 2, "looped": 2, "detections": 3},
+        {"model": "qwen3", "profile": "preview", "scanned": 2, "looped": 1, "detections": 1},
     ]
-    assert selectors.session_totals(alice) == {"sessions": 6, "live": 2, "labels": 3}
+    assert selectors.session_totals(scope(alice)) == {"sessions": 6, "live": 2, "labels": 3}
 
 
 @pytest.mark.django_db
 def test_detections_are_counted_per_day_the_session_was_created(world, alice):
-    rows = selectors.detections_per_day(alice, TODAY - dt.timedelta(days=29))
+    rows = selectors.detections_per_day(scope(alice), TODAY - dt.timedelta(days=29))
     assert rows == [
         {"day": TODAY - dt.timedelta(days=1), "detector": "tool_repetition",
          "type": "consecutive_identical_tool_calls", "detections": 1},
         {"day": TODAY, "detector": "text_loop", "type": "block_cycle", "detections": 3},
     ]  # fmt: skip
-    assert selectors.detections_per_day(alice, TODAY) == rows[1:]  # the window starts on its first day
+    assert selectors.detections_per_day(scope(alice), TODAY) == rows[1:]  # the window starts on its first day
 
 
 @pytest.mark.django_db
 def test_live_states_and_label_progress(world, alice):
-    assert selectors.live_state_counts(alice) == [
+    assert selectors.live_state_counts(scope(alice)) == [
         {"state": "live", "sessions": 1},
         {"state": "looping", "sessions": 1},
         {"state": "stalled", "sessions": 0},
     ]
-    assert [s.title for s in selectors.live_sessions(alice)] == ["looping1", "live1"]
-    assert selectors.label_progress(alice) == [
+    assert [s.title for s in selectors.live_sessions(scope(alice))] == ["looping1", "live1"]
+    assert selectors.label_progress(scope(alice), selectors.verdicts_per_model(scope(alice))) == [
         {"model": "qwen3", "profile": "default", "detections": 3, "labelled": 2, "true_loop": 1, "false_positive": 2},
         {"model": "qwen3", "profile": "preview", "detections": 1, "labelled": 0, "true_loop": 0, "false_positive": 0},
     ]
@@ -125,7 +126,9 @@ def test_live_states_and_label_progress(world, alice):
 
 @pytest.mark.django_db
 def test_every_bar_and_point_links_to_the_session_list_filtered_to_it(world, alice):
-    models = charts.models_figure(selectors.sessions_per_model(alice), selectors.verdicts_per_model(alice))
+    models = charts.models_figure(
+        selectors.sessions_per_model(scope(alice)), selectors.verdicts_per_model(scope(alice))
+    )
     sessions_bar, default_rate, preview_rate = models["data"]
     assert sessions_bar["customdata"] == ["/sessions/?model=qwen3", "/sessions/?model=gpt-4o", "/sessions/"]
     assert (default_rate["y"], default_rate["x"]) == (["qwen3", "gpt-4o"], [100.0, 0.0])
@@ -138,16 +141,18 @@ def test_every_bar_and_point_links_to_the_session_list_filtered_to_it(world, ali
         ["/sessions/?model=qwen3&profile=preview&verdict=loop"],
     )
     first_day = TODAY - dt.timedelta(days=29)
-    per_day = charts.detections_figure(selectors.detections_per_day(alice, first_day), first_day, TODAY)
+    per_day = charts.detections_figure(selectors.detections_per_day(scope(alice), first_day), first_day, TODAY)
     assert [(t["name"], t["x"], t["y"], t["customdata"]) for t in per_day["data"]] == [
         ("tool_repetition · consecutive_identical_tool_calls", ["2026-11-23"], [1],
          ["/sessions/?created=2026-11-23&detector=tool_repetition&type=consecutive_identical_tool_calls"]),
         ("text_loop · block_cycle", ["2026-11-24"], [3],
          ["/sessions/?created=2026-11-24&detector=text_loop&type=block_cycle"]),
     ]  # fmt: skip
-    live = charts.live_figure(selectors.live_state_counts(alice))["data"][0]
+    live = charts.live_figure(selectors.live_state_counts(scope(alice)))["data"][0]
     assert live["customdata"] == [f"/sessions/?live=1&state={state}" for state in ("live", "looping", "stalled")]
-    labelled, false_positives = charts.labels_figure(selectors.label_progress(alice))["data"]
+    labelled, false_positives = charts.labels_figure(
+        selectors.label_progress(scope(alice), selectors.verdicts_per_model(scope(alice)))
+    )["data"]
     assert (labelled["x"], false_positives["x"]) == ([66.7, 0.0], [66.7, None])
     assert labelled["customdata"][0] == "/sessions/?model=qwen3&profile=default&label=unlabelled"
     assert false_positives["customdata"][1] == "/sessions/?model=qwen3&profile=preview&label=false_positive"
@@ -214,7 +219,10 @@ def test_a_visitor_is_sent_to_log_in_and_back_to_the_overview_after():
 @pytest.mark.embedded
 @pytest.mark.django_db
 def test_the_aggregates_run_on_sqlite_too(world, alice, browser):
-    assert selectors.verdicts_per_model(alice)[1] == {"model": "qwen3", "profile": "default", "scanned": 2, "looped": 2}
-    assert [row["detections"] for row in selectors.detections_per_day(alice, TODAY - dt.timedelta(days=29))] == [1, 3]
-    assert selectors.label_progress(alice)[0]["labelled"] == 2
+    assert selectors.verdicts_per_model(scope(alice))[1]["looped"] == 2
+    assert [row["detections"] for row in selectors.detections_per_day(scope(alice), TODAY - dt.timedelta(days=29))] == [
+        1,
+        3,
+    ]
+    assert selectors.label_progress(scope(alice), selectors.verdicts_per_model(scope(alice)))[0]["labelled"] == 2
     assert browser.get("/").status_code == 200
