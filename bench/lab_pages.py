@@ -15,11 +15,14 @@ Each page is asked WARMUP times, then N times; the table gives the
 median, mean and 90th percentile in milliseconds, for a superuser (every
 project) and for a member of the one project (the project filter).
 
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/loopguard .venv/bin/python bench/lab_pages.py [N]
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/loopguard .venv/bin/python bench/lab_pages.py
+
+(`--requests N` for N timed requests a row, `--quick` for 10).
 """
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import os
 import random
@@ -152,7 +155,11 @@ def timings(client, path: str, n: int) -> list[float]:
 
 
 def main() -> None:
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 30
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--requests", type=int, default=30, help="timed requests per row (default 30)")
+    parser.add_argument("--quick", action="store_true", help="10 timed requests per row")
+    args = parser.parse_args()
+    n = 10 if args.quick else args.requests
     admin, url = throwaway_database()
     os.environ["DATABASE_URL"] = url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "loopguard_site.settings")
