@@ -13,7 +13,9 @@ written with bulk_create in batches.
 
 Each page is asked WARMUP times, then N times; the table gives the
 median, mean and 90th percentile in milliseconds, for a superuser (every
-project) and for a member of the one project (the project filter).
+project) and for a member of the one project (the project filter). Before
+and after the table: `calib`, a fixed 3-million-step Python loop, and the
+load average, to say how busy the machine was.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/loopguard .venv/bin/python bench/lab_pages.py
 
@@ -142,6 +144,19 @@ def populate(user) -> None:
     Label.objects.bulk_create(labels, batch_size=BATCH)
 
 
+def calib_ms() -> float:
+    """A fixed 3-million-step Python loop, timed: how busy the machine is."""
+    start = time.perf_counter()
+    total = 0
+    for step in range(3_000_000):
+        total += step
+    return (time.perf_counter() - start) * 1000
+
+
+def load_average() -> str:
+    return ", ".join(f"{value:.1f}" for value in os.getloadavg())
+
+
 def timings(client, path: str, n: int) -> list[float]:
     for _ in range(WARMUP):
         assert client.get(path).status_code == 200, path
@@ -192,7 +207,8 @@ def main() -> None:
         )
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE")  # as autovacuum would soon after such a load
-        print(f"{'page':<24} {'user':<8} {'median ms':>10} {'mean ms':>10} {'p90 ms':>10} {'KB':>6}")
+        print(f"before: calib {calib_ms():.0f} ms, load average {load_average()}")
+        print(f"{'page':<24} {'user':<10} {'median ms':>10} {'mean ms':>10} {'p90 ms':>10} {'KB':>6}")
         for who, user in (("superuser", root), ("member", member)):
             client = Client()
             client.force_login(user)
@@ -201,10 +217,11 @@ def main() -> None:
                 size = len(client.get(path).content) // 1000
                 p90 = statistics.quantiles(times, n=10)[-1]
                 print(
-                    f"{path:<24} {who:<8} {statistics.median(times):>10.1f} {statistics.fmean(times):>10.1f} "
+                    f"{path:<24} {who:<10} {statistics.median(times):>10.1f} {statistics.fmean(times):>10.1f} "
                     f"{p90:>10.1f} {size:>6}",
                     flush=True,
                 )
+        print(f"after: calib {calib_ms():.0f} ms, load average {load_average()}")
     finally:
         drop_database(admin, url)
 
