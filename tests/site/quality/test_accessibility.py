@@ -103,7 +103,7 @@ def lab(django_db_setup, django_db_blocker) -> Iterator[Lab]:
 
 
 def settled(driver) -> None:
-    """Wait for the page's scripts: charts drawn, live sockets answered."""
+    """Wait for the page to load and, where it draws Plotly charts, for them to be drawn."""
     deadline = time.monotonic() + WAIT_SECONDS
     while driver.execute_script("return document.readyState") != "complete":
         assert time.monotonic() < deadline, "the page never finished loading"
