@@ -28,12 +28,14 @@ def _in(rows: QuerySet, projects: Projects, project_field: str = "project") -> Q
     return rows if projects is None else rows.filter(**{f"{project_field}__in": projects})
 
 
-def session_totals(projects: Projects) -> dict[str, int]:
-    """The headline counts: sessions, sessions open live now, and reviewers' labels."""
-    sessions = _in(Session.objects.all(), projects)
-    counts = sessions.aggregate(sessions=Count("id"), live=Count("id", filter=Q(state__in=LIVE_STATES)))
-    counts["labels"] = _in(Label.objects.all(), projects, "session__project").count()
-    return counts
+def session_totals(per_model: list[dict], live_states: list[dict], projects: Projects) -> dict[str, int]:
+    """The headline counts: sessions and sessions open live now (summed from
+    sessions_per_model's and live_state_counts' rows), and reviewers' labels."""
+    return {
+        "sessions": sum(row["sessions"] for row in per_model),
+        "live": sum(row["sessions"] for row in live_states),
+        "labels": _in(Label.objects.all(), projects, "session__project").count(),
+    }
 
 
 def sessions_per_model(projects: Projects) -> list[dict]:

@@ -18,15 +18,16 @@ from . import charts, selectors
 def overview(request: HttpRequest) -> HttpResponse:
     projects = visible_project_ids(request.user)  # asked once for every figure
     first_day, last_day = selectors.detection_window()
-    verdicts = selectors.verdicts_per_model(projects)
+    per_model, verdicts = selectors.sessions_per_model(projects), selectors.verdicts_per_model(projects)
+    live_states = selectors.live_state_counts(projects)
     figures = {
-        "models": charts.models_figure(selectors.sessions_per_model(projects), verdicts),
+        "models": charts.models_figure(per_model, verdicts),
         "detections": charts.detections_figure(selectors.detections_per_day(projects, first_day), first_day, last_day),
-        "live": charts.live_figure(selectors.live_state_counts(projects)),
+        "live": charts.live_figure(live_states),
         "labels": charts.labels_figure(selectors.label_progress(projects, verdicts)),
     }
     context = {
-        "totals": selectors.session_totals(projects),
+        "totals": selectors.session_totals(per_model, live_states, projects),
         "figures": figures,
         "plots": {name: {"data": fig["data"], "layout": fig["layout"]} for name, fig in figures.items()},
         "detection_days": selectors.DETECTION_DAYS,

@@ -66,7 +66,7 @@ def test_a_role_too_low_gets_the_labs_403_naming_the_role(browser):
 def test_a_server_error_gets_the_labs_500(browser, monkeypatch):
     from loopguard_site.overview import selectors
 
-    def broken(user):
+    def broken(*args):
         raise RuntimeError("boom")
 
     monkeypatch.setattr(selectors, "session_totals", broken)

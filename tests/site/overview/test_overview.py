@@ -96,7 +96,8 @@ def test_sessions_and_verdicts_per_model_are_counted_in_the_visible_projects(wor
         {"model": "qwen3", "profile": "default", "scanned": 2, "looped": 2, "detections": 3},
         {"model": "qwen3", "profile": "preview", "scanned": 2, "looped": 1, "detections": 1},
     ]
-    assert selectors.session_totals(scope(alice)) == {"sessions": 6, "live": 2, "labels": 3}
+    per_model, live_states = selectors.sessions_per_model(scope(alice)), selectors.live_state_counts(scope(alice))
+    assert selectors.session_totals(per_model, live_states, scope(alice)) == {"sessions": 6, "live": 2, "labels": 3}
 
 
 @pytest.mark.django_db
