@@ -39,6 +39,13 @@ def profile_names(project_id: int | None = None) -> list[str]:
     return list(replay_config(project_id).profiles)
 
 
+def scan_profile_name(project_id: int | None, model: str) -> str:
+    """The profile a session of the project with this model is scanned with
+    when it arrives: the first stored profile, then built-in one, whose model
+    globs match it (as a live session's is chosen), else `default`."""
+    return replay_config(project_id).select(model=model).name
+
+
 def profile_names_of(project_ids: Iterable[int]) -> list[str]:
     """The profiles any of the projects may replay: the built-in ones, then
     the stored ones of each project."""
