@@ -27,7 +27,9 @@ from .selectors import session_checkpoint_rows, session_detection_rows, session_
 def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
     session = session_for(request.user, pk)
     profiles = session_profiles(pk)
-    profile = request.GET.get("profile") or (profiles[0] if profiles else "")
+    # By default the session's own scan profile (the one its model selects).
+    own = session.profile if session.profile in profiles else (profiles[0] if profiles else "")
+    profile = request.GET.get("profile") or own
     parts = session_page_parts(
         session_streams(session),
         session_detection_rows(session_id=pk, profile=profile),
