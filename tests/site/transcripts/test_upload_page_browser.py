@@ -111,3 +111,27 @@ def test_the_upload_result_shows_the_verdict_once_the_scan_stored_it(
     assert badge.get_attribute("href").endswith(at_first)
     replay = driver.find_element(By.LINK_TEXT, "Replay through other profiles…")
     assert replay.get_attribute("href").endswith(f"/replays/new?session={session.pk}")
+
+
+def test_the_session_list_shows_a_verdict_once_the_scan_stored_it(
+    chromium_driver, daphne_live_server, django_user_model
+):
+    from loopguard_site.replay.services import queued_runs_execute_here, sessions_scan
+    from loopguard_site.transcripts.services import session_import_file
+
+    user = member(django_user_model.objects.create_user("lister"))
+    raw = (REPO_ROOT / "fixtures/demo/loop-tools-readmediafile.jsonl").read_bytes()
+    session = session_import_file(data=raw, filename="tools.jsonl")
+    sessions_scan(sessions=[session], user=user)  # queued: no worker has run it yet
+    driver = chromium_driver
+    login(driver, daphne_live_server.url, user)
+    driver.get(daphne_live_server.url + "/")
+    state = wait_for(driver, f'tr[data-session="{session.pk}"] .scan-state')
+    assert state.text == "scanning"
+
+    queued_runs_execute_here(session_ids=[session.pk])  # what a worker does with the task
+    row = f'tr[data-session="{session.pk}"]:not([data-pending])'
+    assert wait_for(driver, f"{row} .scan-state").text == "scanned-loop"
+    verdict = session.verdicts.get()
+    badge = driver.find_element(By.CSS_SELECTOR, f"{row} .verdicts a.badge-loop")
+    assert badge.text == f"default: loop · {verdict.first_detection_type} · tools @0"
