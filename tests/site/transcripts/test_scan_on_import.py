@@ -13,6 +13,7 @@ from loopguard_site.replay.services import queued_runs_execute_here
 from loopguard_site.transcripts.models import Session
 from tests.shared_paths import REPO_ROOT
 
+MODEL = "kimi-k2.6 thinking (via opencode go plan)"  # the demo file's
 TOOLS = (REPO_ROOT / "fixtures/demo/loop-tools-readmediafile.jsonl").read_bytes()
 
 
@@ -73,3 +74,20 @@ def test_a_failed_file_starts_no_scan(api):
     answer = api.post("/api/sessions?filename=bad.jsonl", bad, content_type="application/octet-stream")
     assert answer.status_code == 400
     assert not ReplayJob.objects.exists()
+
+
+@pytest.mark.embedded
+@pytest.mark.django_db
+def test_the_embedded_import_command_scans_what_it_imported(tmp_path, capsys):
+    from detector.cli import main
+
+    (tmp_path / "tools.jsonl").write_bytes(TOOLS)
+    (tmp_path / "preview.jsonl").write_bytes(with_model(TOOLS, "gemini-3-pro-preview"))
+
+    assert main(["import", str(tmp_path)]) == 0
+
+    # No worker would take the scans (the embedded broker lives in the lab's process): the command ran them.
+    verdicts = SessionVerdict.objects.order_by("session_id").values_list("session__model", "profile", "looped")
+    assert list(verdicts) == [("gemini-3-pro-preview", "preview", True), (MODEL, "default", True)]
+    assert set(ReplayJob.objects.values_list("state", flat=True)) == {"done"}
+    assert len(capsys.readouterr().out.splitlines()) == 2
