@@ -37,12 +37,16 @@ def embedded_env(data_dir: Path) -> dict:
     return {**env, "LOOPGUARD_DATA_DIR": str(data_dir)}
 
 
-def test_it_serves_the_demo_sessions_without_services_and_stops_on_ctrl_c(tmp_path):
-    env = embedded_env(tmp_path)
-    lab = subprocess.Popen(
+def demo_lab(data_dir: Path) -> subprocess.Popen:
+    """`loopguard lab --demo` on a free port, embedded, on `data_dir`."""
+    return subprocess.Popen(
         [LOOPGUARD, "lab", "--demo", "--port", "0"],
-        env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env=embedded_env(data_dir), cwd=data_dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
+
+
+def test_it_serves_the_demo_sessions_without_services_and_stops_on_ctrl_c(tmp_path):
+    lab = demo_lab(tmp_path)
     try:
         lines = read_until_url(lab)
         url = lines[-1].removeprefix("LoopGuard lab: ")
@@ -93,10 +97,7 @@ def test_it_serves_the_demo_sessions_without_services_and_stops_on_ctrl_c(tmp_pa
     assert (tmp_path / "loopguard.sqlite3").exists()
 
     # Restarted on the same data directory: the same demo login and token, nothing loaded twice.
-    again = subprocess.Popen(
-        [LOOPGUARD, "lab", "--demo", "--port", "0"],
-        env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+    again = demo_lab(tmp_path)
     try:
         restarted = read_until_url(again)
     finally:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.test import Client
 
 from loopguard_site.replay.models import Detection, SessionVerdict
 from loopguard_site.replay.services import replay_job_create, replay_job_session_execute
@@ -19,13 +18,6 @@ from .conftest import store_demo
 TOOLS = "loop-tools-readmediafile.jsonl"
 CLEAN = "normal-content-sudoku-grids.jsonl"
 CONTENT = "loop-content-numbered-agile.jsonl"
-
-
-@pytest.fixture
-def browser(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def result_rows(page: str) -> list[list[str]]:

@@ -14,13 +14,6 @@ from .conftest import store_demo
 TOOLS = "loop-tools-readmediafile.jsonl"
 
 
-@pytest.fixture
-def browser(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
-
-
 @pytest.mark.parametrize("path", ["/replays/new", "/replays/1", "/replays/compare"])
 @pytest.mark.django_db
 def test_it_sends_a_visitor_to_log_in(path):
