@@ -116,6 +116,8 @@ def test_the_upload_result_shows_the_verdict_once_the_scan_stored_it(
 def test_the_session_list_shows_a_verdict_once_the_scan_stored_it(
     chromium_driver, daphne_live_server, django_user_model
 ):
+    from django.urls import reverse
+
     from loopguard_site.replay.services import queued_runs_execute_here, sessions_scan
     from loopguard_site.transcripts.services import session_import_file
 
@@ -125,7 +127,7 @@ def test_the_session_list_shows_a_verdict_once_the_scan_stored_it(
     sessions_scan(sessions=[session], user=user)  # queued: no worker has run it yet
     driver = chromium_driver
     login(driver, daphne_live_server.url, user)
-    driver.get(daphne_live_server.url + "/")
+    driver.get(daphne_live_server.url + reverse("transcripts:session_list"))
     state = wait_for(driver, f'tr[data-session="{session.pk}"] .scan-state')
     assert state.text == "scanning"
 
