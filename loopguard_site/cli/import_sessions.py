@@ -4,7 +4,10 @@ bulk-load transcripts into a project (default: "default") of the lab's database.
 Directories are walked recursively (hidden files and folders skipped), zips
 are expanded, and every file gets its own outcome line on stdout:
 ``imported PATH: session N, E events, format F`` or ``error PATH: line L: ...``.
-The work is the upload page's and the API's: `sessions_import_upload`.
+The work is the upload page's and the API's: `sessions_import_upload`,
+which has each stored session scanned with its model's profile by the lab's
+workers; in the embedded mode (no Redis, so no worker to send them to) the
+command runs those scans itself before it exits.
 
 Exit status: 0 every file imported, 1 some failed, 2 usage (no files found,
 an unknown user or project, a bad tag).
@@ -55,9 +58,11 @@ def run(args: argparse.Namespace) -> int:
     import django
 
     django.setup()
+    from django.conf import settings
     from django.contrib.auth import get_user_model
 
     from loopguard_site.accounts.selectors import project_named
+    from loopguard_site.replay.services import queued_runs_execute_here
     from loopguard_site.transcripts.services import clean_tags, sessions_import_upload
 
     try:
@@ -80,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
         print("loopguard import: no files found under " + ", ".join(args.paths), file=sys.stderr)
         return 2
     failed = 0
+    imported = []
     for path in files:
         outcomes = sessions_import_upload(
             [_path_upload(path)], fmt=args.format, uploader=uploader, project=project, title=args.title, tags=tags
@@ -87,6 +93,10 @@ def run(args: argparse.Namespace) -> int:
         for outcome in outcomes:
             print(outcome.line(), flush=True)
             failed += outcome.error is not None
+            if outcome.session is not None:
+                imported.append(outcome.session.pk)
+    if settings.LOOPGUARD_EMBEDDED and imported:
+        queued_runs_execute_here(session_ids=imported)
     return 1 if failed else 0
 
 

@@ -4,18 +4,20 @@ picks, jobs, and stored detections."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import QuerySet
+from django.db.models import Case, QuerySet, Value, When
 
 from detector.config import Config
 from loopguard_site.accounts.access import in_visible_projects, object_for
 from loopguard_site.accounts.models import Role
 from loopguard_site.profiles.selectors import profiles_config
+from loopguard_site.review.selectors import session_truths
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.selectors import session_list
 
-from .models import Detection, ReplayJob, ReplayRun
+from .models import Detection, ReplayJob, ReplayRun, SessionVerdict
 
 # A replay's filter key -> the session list selector's argument.
 SESSION_FILTER_KEYS = {
@@ -37,6 +39,13 @@ def replay_config(project_id: int | None = None) -> Config:
 
 def profile_names(project_id: int | None = None) -> list[str]:
     return list(replay_config(project_id).profiles)
+
+
+def scan_profile_name(project_id: int | None, model: str) -> str:
+    """The profile a session of the project with this model is scanned with
+    when it arrives: the first stored profile, then built-in one, whose model
+    globs match it (as a live session's is chosen), else `default`."""
+    return replay_config(project_id).select(model=model).name
 
 
 def profile_names_of(project_ids: Iterable[int]) -> list[str]:
@@ -121,3 +130,43 @@ def detection_to_dict(detection: Detection) -> dict:
     if detection.extra:
         data["extra"] = detection.extra
     return data
+
+
+RESULT_ROWS = 500  # runs a finished job's page lists
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """One run of a finished job as its results table shows it."""
+
+    run: ReplayRun
+    first_detection_id: int | None  # the stored first detection of its session × profile, to link to
+    delay: int | None  # `at` of its first detection minus the labelled loop start on that channel
+
+
+def job_results(job: ReplayJob, limit: int = RESULT_ROWS) -> tuple[list[RunResult], int]:
+    """The job's runs, loops first (then by session and profile order), at
+    most `limit` of them, and how many there are. Three queries whatever
+    the job's size: the runs with their sessions, the verdicts (for the
+    stored first detection's id) and the reviewers' labels (for delays)."""
+    runs = job.runs.select_related("session").order_by(
+        Case(When(detection_count__gt=0, then=Value(0)), default=Value(1)), "session_id", "id"
+    )
+    total = job.total
+    chosen = list(runs[:limit])
+    session_ids = {run.session_id for run in chosen}
+    verdicts = {
+        (session_id, profile): first
+        for session_id, profile, first in SessionVerdict.objects.filter(
+            session_id__in=session_ids, profile__in=job.profiles
+        ).values_list("session_id", "profile", "first_detection_id")
+    }
+    truths = session_truths(session_ids)
+    results = []
+    for run in chosen:
+        truth = truths.get(run.session_id)
+        start = truth.loop_starts.get(run.first_detection_channel) if truth and run.detection_count else None
+        delay = run.first_detection_at - start if start is not None and run.first_detection_at is not None else None
+        first = verdicts.get((run.session_id, run.profile)) if run.detection_count else None
+        results.append(RunResult(run=run, first_detection_id=first, delay=delay))
+    return results, total

@@ -294,6 +294,30 @@ def replay_job_create(
     return job
 
 
+def sessions_scan(*, sessions: list[Session], user: AbstractBaseUser | None) -> list[ReplayJob]:
+    """Scan sessions as they arrive, each with its own profile
+    (`Session.profile`, set when it was stored): one replay job per project
+    and profile, its tasks enqueued once the caller's transaction commits."""
+    groups: dict[tuple[int, str], list[int]] = {}
+    for session in sessions:
+        groups.setdefault((session.project_id, session.profile or "default"), []).append(session.pk)
+    projects = Project.objects.in_bulk([project_id for project_id, _ in groups])
+    return [
+        replay_job_create(user=user, project=projects[project_id], profiles=[profile], session_ids=ids)
+        for (project_id, profile), ids in groups.items()
+    ]
+
+
+def queued_runs_execute_here(*, session_ids: list[int]) -> None:
+    """Run the queued replays of these sessions in this process, for a
+    command that has no worker to send them to (the embedded mode's broker
+    lives in the lab's process); a task that reaches them later finds
+    nothing to claim."""
+    runs = ReplayRun.objects.filter(session_id__in=session_ids, state=ReplayRun.State.QUEUED)
+    for job_id, session_id in runs.values_list("job_id", "session_id").distinct().order_by("job_id", "session_id"):
+        replay_job_session_execute(job_id=job_id, session_id=session_id, claim=f"local-{job_id}")
+
+
 def replay_targets(
     *,
     project_id: int,

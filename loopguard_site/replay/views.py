@@ -22,7 +22,8 @@ from loopguard_site.transcripts.selectors import session_list
 from .compare import compare_profiles
 from .forms import CompareForm, ReplayForm
 from .messages import job_progress
-from .selectors import jobs_visible_to, profile_names_of, replay_job_for
+from .models import ReplayJob
+from .selectors import job_results, jobs_visible_to, profile_names_of, replay_job_for
 from .services import ReplayRequestError, replay_job_create
 
 JOBS_PAGE_SIZE = 50
@@ -75,15 +76,24 @@ def job_list(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
+    """A job's progress, live; once it has ended, its results, each linking to
+    its session at the first detection, and a comparison of its profiles."""
     job = replay_job_for(request.user, job_id)
-    return render(request, "replay/job_detail.html", {"job": job, "progress": job_progress(job)})
+    ended = job.state not in (ReplayJob.State.QUEUED, ReplayJob.State.RUNNING)
+    results, total = job_results(job) if ended else ([], 0)
+    names = profile_names_of([job.project_id])
+    pair = (job.profiles + [name for name in names if name not in job.profiles])[:2]
+    context = {"job": job, "progress": job_progress(job), "ended": ended, "results": results, "result_total": total}
+    context["compare_pair"] = pair if len(pair) == 2 else None
+    return render(request, "replay/job_detail.html", context)
 
 
 @login_required
 @require_GET
 def compare(request: HttpRequest) -> HttpResponse:
     names = profile_names_of(p.pk for p in projects_with_role(request.user, Role.VIEWER))
-    form = CompareForm(request.GET or None, profile_names=names)
+    # Opened bare, it compares the first two profiles over every replayed session.
+    form = CompareForm(request.GET or {"a": names[0], "b": names[1]}, profile_names=names)
     comparison = None
     if form.is_valid():
         data = form.cleaned_data

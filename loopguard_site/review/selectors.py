@@ -32,6 +32,16 @@ def detection_item(detection: Detection) -> str:
     return "|".join(str(getattr(detection, name)) for name in SIGNATURE)
 
 
+def detection_item_of(values: dict) -> str:
+    """`detection_item` of a detection given as a dict of its fields."""
+    return "|".join(str(values[name]) for name in SIGNATURE)
+
+
+def reviewer_labels(*, session_id: int, reviewer: AbstractBaseUser) -> dict[str, str]:
+    """The reviewer's current label of each item of the session, by item key."""
+    return dict(Label.objects.filter(session_id=session_id, reviewer=reviewer).values_list("item", "label"))
+
+
 def channel_length(session_id: int, channel: str) -> int:
     """Characters of a text channel, or tool calls on `tools`, in the session."""
     events = Event.objects.filter(session_id=session_id)

@@ -164,7 +164,10 @@ def timeline_figure(
     """The figure for `Plotly.newPlot`: `detections` as detection_to_dict
     gives them plus `event_seq`; `checkpoints` as checkpoint rows (see
     selectors.py). `axis` is "offset" or "time"; with `x_range`, the figure
-    covers that stretch only (a zoom), with the same lanes and as many points."""
+    covers that stretch only (a zoom), with the same lanes and as many points.
+    Without it, the whole stream shows on a range slider under the plot, and
+    the plot opens zoomed to the first detection's region (`focus_range`).
+    A zoom keeps the slider spanning the whole stream."""
     if axis not in AXES:
         raise ValueError(f"axis must be one of {AXES}, not {axis!r}")
     x = _x_of(streams, axis)
@@ -186,12 +189,18 @@ def timeline_figure(
     title = (
         "stream position (characters of reasoning and content, one per tool call)" if axis == "offset" else "time (s)"
     )
+    focus = x_range or focus_range(streams, detections, axis)
+    whole = (0, (streams.length if axis == "offset" else streams.end_t or 0) or 1)
+    slider = {"visible": True, "thickness": 0.08, "range": list(whole), "autorange": False}
     return {
         "data": traces,
         "layout": {
             "height": 90 + 34 * max(len(lanes.names), 1),
             "margin": {"l": 200, "r": 20, "t": 40, "b": 50},
-            "xaxis": {"title": {"text": title}, "zeroline": False, **({"range": list(x_range)} if x_range else {})},
+            "xaxis": {
+                "title": {"text": title}, "zeroline": False, "rangeslider": slider,
+                **({"range": list(focus), "autorange": False} if focus else {}),
+            },
             "yaxis": {
                 "type": "category", "categoryorder": "array", "categoryarray": lanes.names,
                 "autorange": "reversed", "fixedrange": True,
@@ -201,6 +210,20 @@ def timeline_figure(
             "legend": {"orientation": "h", "x": 0, "y": 1.0, "yanchor": "bottom"},
         },
     }  # fmt: skip
+
+
+def focus_range(streams: SessionStreams, detections: Sequence[dict], axis: str) -> tuple[float, float] | None:
+    """Where the timeline opens: the first detection's region (from its
+    start to where it fired), with as much again on either side; None when
+    nothing was detected on a positioned channel."""
+    first = next((d for d in detections if d["channel"] in POSITIONED_CHANNELS), None)
+    if first is None:
+        return None
+    x = _x_of(streams, axis)
+    lo = x(first["channel"], first["start"])
+    hi = x(first["channel"], max(first["end"], first["at"]), True)
+    margin = max(hi - lo, 1 if axis == "time" else 20)
+    return (max(lo - margin, 0), hi + margin)
 
 
 def clickable_detections(figure: dict) -> set[int]:

@@ -1,48 +1,56 @@
 """What the session page shows of a session under one profile, assembled
 from its streams and that profile's results (pure, no Django): the first
-detections and checkpoint evaluations by name, the text and tool panels,
-the timeline figures, and what the page's script needs to scroll to a span."""
+detection groups and checkpoint evaluations by name, the conversation, the
+timeline figures, and what the page's script needs to scroll to a span."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from detector.events import TEXT_CHANNELS
-
 from .charts import clickable_detections, timeline_figure
-from .panels import CONTEXT_CALLS, CONTEXT_CHARS, PAGE_CALLS, PAGE_CHARS, text_panel, tool_panel
+from .conversation import PAGE_ITEMS, ItemIndex, conversation_blocks, detection_groups, detection_items, item_views
+from .panels import CONTEXT_CALLS, CONTEXT_CHARS, PAGE_CALLS, PAGE_CHARS
 from .streams import SessionStreams
 
-LISTED = 100  # detections, and checkpoint evaluations, listed by name
+LISTED = 100  # detection groups, and checkpoint evaluations, listed by name
 
 
 def session_page_parts(streams: SessionStreams, detections: Sequence[dict], checkpoints: Sequence[dict]) -> dict:
     figures = {"offset": timeline_figure(streams, detections, checkpoints, axis="offset")}
     if streams.has_time:
         figures["time"] = timeline_figure(streams, detections, checkpoints, axis="time")
+    groups = detection_groups(detections)
+    listed = groups[:LISTED]
     # Markers and list entries scroll the text to a detection: the page needs those, not all.
-    listed = detections[:LISTED]
-    clickable = set().union(*(clickable_detections(f) for f in figures.values()), (d["id"] for d in listed))
+    clickable = set().union(*(clickable_detections(f) for f in figures.values()), (i for g in listed for i in g["ids"]))
+    index = ItemIndex(streams)
+    conversation = [
+        block if block["gap"] else {**block, "items": item_views(streams, detections, block["start"], block["end"])}
+        for block in conversation_blocks(streams, detections, index)
+    ]
     return {
-        "detections": listed,
+        "groups": listed,
+        "group_count": len(groups),
         "detection_count": len(detections),
         "checkpoints": checkpoints[:LISTED],
         "checkpoint_count": len(checkpoints),
-        "text_panels": [text_panel(c, streams.texts[c], detections) for c in TEXT_CHANNELS if streams.texts[c]],
-        "tool_panel": tool_panel(streams.tool_calls, detections) if streams.tool_calls else None,
+        "conversation": conversation,
         "figures": figures,
         "targets": {
-            "detections": {
-                d["id"]: {k: d[k] for k in ("channel", "start", "end", "at")}
-                for d in detections
-                if d["id"] in clickable
-            },
-            "pages": {"chars": PAGE_CHARS, "calls": PAGE_CALLS},
+            "detections": detection_targets(detections, clickable, index),
+            "first": groups[0]["ids"][0] if groups else None,
+            "pages": {"chars": PAGE_CHARS, "calls": PAGE_CALLS, "items": PAGE_ITEMS},
             "context": {"chars": CONTEXT_CHARS, "calls": CONTEXT_CALLS},
         },
     }
 
 
-def detection_targets(detections: Sequence[dict], ids: set[int]) -> dict[int, dict]:
-    """Where the detections with these ids are, for the script to scroll there."""
-    return {d["id"]: {k: d[k] for k in ("channel", "start", "end", "at")} for d in detections if d["id"] in ids}
+def detection_targets(detections: Sequence[dict], ids: set[int], index: ItemIndex) -> dict[int, dict]:
+    """Where the detections with these ids are, for the script to scroll
+    there: channel positions, and the conversation items holding the loop's
+    start and the point it was caught (`items`, null on `session`)."""
+    return {
+        d["id"]: {**{k: d[k] for k in ("channel", "start", "end", "at")}, "items": detection_items(d, index)}
+        for d in detections
+        if d["id"] in ids
+    }

@@ -1,6 +1,7 @@
-"""What the session page shows of a session's text and tool calls (pure, no
-Django): windows around each detection plus the head of each channel, and
-gaps in between that the page loads on demand, one page at a time.
+"""Windows of a session's text and tool calls (pure, no Django): the ranges
+to show (the head and around each detection), the gaps between them that
+the page loads on demand one page at a time, and a window's highlights or
+tool rows; conversation.py applies them to each item of the conversation.
 
 The DOM stays bounded whatever the session's size: at most
 `MAX_DETECTION_WINDOWS` detections open windows at first (the others open
@@ -74,18 +75,6 @@ def text_window(text: str, detections: Sequence[dict], start: int, end: int) -> 
     return {"gap": False, "start": start, "end": end, "items": items}
 
 
-def text_panel(channel: str, text: str, detections: Sequence[dict]) -> dict:
-    """A text channel as first shown: windows with highlights, and gaps."""
-    mine = [d for d in detections if d["channel"] == channel]
-    spans = [(d["start"], max(d["end"], d["at"])) for d in mine[:MAX_DETECTION_WINDOWS]]
-    ranges = plan_ranges(len(text), spans, head=HEAD_CHARS, context=CONTEXT_CHARS, page=PAGE_CHARS)
-    shown = [
-        block if block["gap"] else text_window(text, mine, block["start"], block["end"])
-        for block in blocks(len(text), ranges)
-    ]
-    return {"channel": channel, "length": len(text), "blocks": shown}
-
-
 def tool_row(call: ToolCall, detections: Sequence[dict]) -> dict:
     return {
         "index": call.index,
@@ -107,16 +96,3 @@ def tool_window(calls: Sequence[ToolCall], detections: Sequence[dict], start: in
     end = max(start, min(end, len(calls), start + PAGE_CALLS))
     meeting = [d for d in detections if d["start"] < end and max(d["end"], d["at"]) >= start]
     return {"gap": False, "start": start, "end": end, "rows": [tool_row(c, meeting) for c in calls[start:end]]}
-
-
-def tool_panel(calls: Sequence[ToolCall], detections: Sequence[dict]) -> dict:
-    """The tool calls as first shown: the first calls, those around each
-    detection on the `tools` channel, and gaps."""
-    mine = [d for d in detections if d["channel"] == "tools"]
-    spans = [(d["start"], max(d["end"], d["at"])) for d in mine[:MAX_DETECTION_WINDOWS]]
-    ranges = plan_ranges(len(calls), spans, head=HEAD_CALLS, context=CONTEXT_CALLS, page=PAGE_CALLS)
-    shown = [
-        block if block["gap"] else tool_window(calls, mine, block["start"], block["end"])
-        for block in blocks(len(calls), ranges)
-    ]
-    return {"channel": "tools", "length": len(calls), "blocks": shown}

@@ -40,15 +40,17 @@ def session_streams(session: Session, *, channel: str | None = None) -> SessionS
 
 # The fields of an event streams.py reads. The database extracts them, so
 # that a 100,000-event session is not decoded from JSON whole in Python.
-LAYOUT_FIELDS = ("text", "name", "args", "id", "ok", "output", "t")
+LAYOUT_FIELDS = ("text", "name", "args", "id", "ok", "output", "t", "reason")
 
 
 def _layout_events(events: QuerySet[Event]) -> Iterator[tuple[int, dict]]:
     fields = {f"field_{name}": KeyTextTransform(name, "data") for name in LAYOUT_FIELDS}
     rows = events.annotate(**fields).order_by("seq").values_list("seq", "type", *fields)
-    for seq, kind, text, name, args, call_id, ok, output, t in rows.iterator(chunk_size=EVENT_CHUNK):
-        if kind in TEXT_CHANNELS:
+    for seq, kind, text, name, args, call_id, ok, output, t, reason in rows.iterator(chunk_size=EVENT_CHUNK):
+        if kind in TEXT_CHANNELS or kind == "user":
             event = {"type": kind, "text": text or ""}
+        elif kind == "finish":
+            event = {"type": kind, "reason": reason or ""}
         elif kind == "tool_call":
             event = {"type": kind, "name": name, "args": json.loads(args) if args else {}, "id": call_id}
         elif kind == "tool_result":

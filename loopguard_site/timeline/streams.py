@@ -6,8 +6,11 @@ the page needs: each text channel's text, the runs of text each event added
 results and repeat marks, and turns. The *stream position* of a point is the
 number of text characters (all text channels) streamed before it, plus one
 per tool call before it: one x axis for every lane, on which an agent's
-calls stand apart even when it writes no text between them. Memory: the text plus one small record per text event,
-tool call and turn; tool outputs are cut to `OUTPUT_CHARS`.
+calls stand apart even when it writes no text between them. It also keeps
+the conversation's items in order (`items`): turns, user messages, runs of
+one channel's text, runs of tool calls, and how each request finished.
+Memory: the text plus one small record per text event, tool call, turn and
+item; tool outputs are cut to `OUTPUT_CHARS`.
 """
 
 from __future__ import annotations
@@ -19,7 +22,22 @@ from dataclasses import dataclass, field
 
 from detector.events import TEXT_CHANNELS
 
-OUTPUT_CHARS = 300  # a tool result's output kept for the tool-call list
+OUTPUT_CHARS = 2000  # a tool result's output kept for the conversation
+
+
+@dataclass(slots=True)
+class Item:
+    """One piece of the conversation, in stream order: a `turn` (its
+    number in `turn`), a `user` message or how a request finished
+    (`finish`: the reason), both in `text`; or a run of `reasoning` or
+    `content` text, channel offsets [start, end), or of `tools`, call
+    indices [start, end), uninterrupted by anything but tool results."""
+
+    kind: str
+    turn: int
+    start: int = 0
+    end: int = 0
+    text: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +88,7 @@ class SessionStreams:
     # Per event (index seq - 1): its stream position and its `t` (carried forward).
     event_positions: list[int] = field(default_factory=list)
     event_times: list[float | None] = field(default_factory=list)
+    items: list[Item] = field(default_factory=list)
     _run_starts: dict[str, list[int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -128,6 +147,7 @@ def streams_from_events(events: Iterable[tuple[int, dict]]) -> SessionStreams:
     seen: dict[str, int] = {}  # calls so far per name and arguments
     pending: dict[str | None, ToolCall] = {}  # calls waiting for their result, by id
     turns: list[Turn] = []
+    items: list[Item] = []
     positions: list[int] = []
     times: list[float | None] = []
     position, t, has_time = 0, None, False
@@ -142,11 +162,15 @@ def streams_from_events(events: Iterable[tuple[int, dict]]) -> SessionStreams:
             if text:
                 start = offsets[kind]
                 runs[kind].append(TextRun(kind, start, start + len(text), position, seq, t))
+                _extend(items, kind, len(turns), start, start + len(text))
                 parts[kind].append(text)
                 offsets[kind] += len(text)
                 position += len(text)
         elif kind == "turn":
             turns.append(Turn(len(turns) + 1, seq, position, t))
+            items.append(Item("turn", len(turns)))
+        elif kind in ("user", "finish"):
+            items.append(Item(kind, len(turns), text=str(event.get("text" if kind == "user" else "reason") or "")))
         elif kind == "tool_call":
             args = json.dumps(event.get("args", {}), sort_keys=True, ensure_ascii=False)
             call = ToolCall(len(tool_calls), seq, event["name"], args, position, t, len(turns), event.get("id"))
@@ -156,6 +180,7 @@ def streams_from_events(events: Iterable[tuple[int, dict]]) -> SessionStreams:
                 call.repeat_of = first.index
             seen[signature] = call.occurrence = seen.get(signature, 0) + 1
             tool_calls.append(call)
+            _extend(items, "tools", len(turns), call.index, call.index + 1)
             pending[call.call_id] = call
             position += 1
         elif kind == "tool_result":
@@ -173,4 +198,13 @@ def streams_from_events(events: Iterable[tuple[int, dict]]) -> SessionStreams:
         end_t=t,
         event_positions=positions,
         event_times=times,
+        items=items,
     )
+
+
+def _extend(items: list[Item], kind: str, turn: int, start: int, end: int) -> None:
+    """Add [start, end) of `kind` to the last item if it is a run of the same kind, else start a new run."""
+    if items and items[-1].kind == kind and items[-1].end == start:
+        items[-1].end = end
+    else:
+        items.append(Item(kind, turn, start, end))

@@ -7,12 +7,16 @@ import math
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET
 
 from detector.events import TEXT_CHANNELS
+from loopguard_site.review.selectors import detection_item_of, reviewer_labels
+from loopguard_site.review.truth import SESSION_ITEM
 from loopguard_site.transcripts.selectors import session_for
 
 from .charts import AXES, clickable_detections, timeline_figure
+from .conversation import CONTEXT_ITEMS, PAGE_ITEMS, ItemIndex, item_views
 from .page import detection_targets, session_page_parts
 from .panels import text_window, tool_window
 from .selectors import session_checkpoint_rows, session_detection_rows, session_profiles, session_streams
@@ -23,14 +27,60 @@ from .selectors import session_checkpoint_rows, session_detection_rows, session_
 def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
     session = session_for(request.user, pk)
     profiles = session_profiles(pk)
-    profile = request.GET.get("profile") or (profiles[0] if profiles else "")
+    # By default the session's own scan profile (the one its model selects).
+    own = session.profile if session.profile in profiles else (profiles[0] if profiles else "")
+    profile = request.GET.get("profile") or own
     parts = session_page_parts(
         session_streams(session),
         session_detection_rows(session_id=pk, profile=profile),
         session_checkpoint_rows(session_id=pk, profile=profile),
     )
-    context = {"session": session, "profiles": profiles, "profile": profile, **parts}
+    mine = reviewer_labels(session_id=pk, reviewer=request.user)
+    for group in parts["groups"]:
+        # The reviewer's label of the group: the one they gave every detection of it, if any.
+        given = {mine.get(detection_item_of(d)) for d in group["members"]}
+        group["my_label"] = given.pop() if len(given) == 1 else ""
+    context = {
+        "session": session,
+        "profiles": profiles,
+        "profile": profile,
+        "my_session_label": mine.get(SESSION_ITEM, ""),
+        **parts,
+    }
     return render(request, "timeline/session_detail.html", context)
+
+
+@login_required
+@require_GET
+def session_items(request: HttpRequest, pk: int) -> JsonResponse:
+    """`?start=N&end=N&profile=NAME`: items [start, end) of the conversation
+    (at most a page), or `?channel=C&offset=N`: the items around the one
+    holding that channel offset (tool-call index on `tools`); as HTML the
+    page inserts (rendered by the same template as the page, so escaped)."""
+    session = session_for(request.user, pk)
+    profile = request.GET.get("profile", "")
+    streams = session_streams(session)
+    channel = request.GET.get("channel", "")
+    if channel:
+        offset = request.GET.get("offset", "")
+        if channel not in (*TEXT_CHANNELS, "tools") or not offset.isdigit():
+            return JsonResponse(
+                {"error": "channel must be reasoning, content or tools", "field": "channel"}, status=400
+            )
+        found = ItemIndex(streams).of(channel, int(offset))
+        if found is None:
+            return JsonResponse({"error": f"the session has no {channel}", "field": "channel"}, status=400)
+        start, end = max(found - CONTEXT_ITEMS, 0), found + CONTEXT_ITEMS + 1
+    else:
+        values = [request.GET.get(field, "") for field in ("start", "end")]
+        if not all(value.isdigit() for value in values):
+            return JsonResponse({"error": "start and end must be whole numbers", "field": "start"}, status=400)
+        start, end = int(values[0]), int(values[1])
+    start = min(start, len(streams.items))
+    end = max(start, min(end, len(streams.items), start + PAGE_ITEMS))
+    detections = session_detection_rows(session_id=pk, profile=profile)
+    html = render_to_string("timeline/_items.html", {"items": item_views(streams, detections, start, end)})
+    return JsonResponse({"start": start, "end": end, "html": html})
 
 
 @login_required
@@ -75,5 +125,7 @@ def session_figure(request: HttpRequest, pk: int) -> JsonResponse:
     profile = request.GET.get("profile", "")
     detections = session_detection_rows(session_id=pk, profile=profile)
     checkpoints = session_checkpoint_rows(session_id=pk, profile=profile)
-    figure = timeline_figure(session_streams(session), detections, checkpoints, axis=axis, x_range=x_range)
-    return JsonResponse({"figure": figure, "targets": detection_targets(detections, clickable_detections(figure))})
+    streams = session_streams(session)
+    figure = timeline_figure(streams, detections, checkpoints, axis=axis, x_range=x_range)
+    targets = detection_targets(detections, clickable_detections(figure), ItemIndex(streams))
+    return JsonResponse({"figure": figure, "targets": targets})

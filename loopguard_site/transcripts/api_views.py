@@ -11,6 +11,7 @@ from detector.importers import FORMATS
 from loopguard_site.accounts.access import project_for, sessions_visible_to
 from loopguard_site.accounts.models import Role
 from loopguard_site.api import ApiError, api_view, int_param
+from loopguard_site.replay.models import SessionVerdict
 
 from .filters import FilterError, session_filters
 from .models import RawUpload, Session
@@ -44,13 +45,36 @@ def session_summary(session: Session) -> dict:
 
 
 def session_detail_dict(session: Session) -> dict:
-    """A session as `GET /api/sessions[/<id>]` answers it."""
+    """A session as `GET /api/sessions[/<id>]` answers it: with `profile`
+    (the one it is scanned with) and the verdict of each profile it was
+    scanned or replayed with, by profile name."""
     return {
         **session_summary(session),
         "state": session.state,
         "created": session.created.isoformat(),
         "parser_version": session.parser_version,
         "tags": session.tag_names(),
+        "profile": session.profile,
+        "verdicts": [verdict_dict(v) for v in sorted(session.verdicts.all(), key=lambda v: v.profile)],
+    }
+
+
+def verdict_dict(verdict: SessionVerdict) -> dict:
+    first = None
+    if verdict.looped:
+        first = {
+            "id": verdict.first_detection_id,
+            "detector": verdict.first_detection_detector,
+            "type": verdict.first_detection_type,
+            "channel": verdict.first_detection_channel,
+            "start": verdict.first_detection_start,
+            "at": verdict.first_detection_at,
+        }
+    return {
+        "profile": verdict.profile,
+        "verdict": "loop" if verdict.looped else "clean",
+        "detections": verdict.detection_count,
+        "first_detection": first,
     }
 
 

@@ -13,6 +13,8 @@ from detector.config import builtin_config
 from detector.importers import FormatNotRecognised, TranscriptError, parse_bytes
 from loopguard_site.accounts.models import Project
 from loopguard_site.accounts.services import default_project
+from loopguard_site.replay.selectors import scan_profile_name
+from loopguard_site.replay.services import sessions_scan
 
 from .archives import ZipLimits, is_zip, zip_members
 from .event_rows import events_insert
@@ -154,13 +156,15 @@ def session_import_file(
         number, field, what = problem
         raise TranscriptError(f"event {number} holds {what}, which cannot be stored", file=filename, field=field)
     basename = PurePosixPath((raw_name or filename).replace("\\", "/")).name or "upload"
+    model = (transcript.model or "")[:MODEL_MAX]
     return session_create_from_events(
         title=(title or transcript.title or PurePosixPath(basename).stem or basename)[:TITLE_MAX],
-        model=(transcript.model or "")[:MODEL_MAX],
+        model=model,
         source_format=transcript.format,
         parser_version=transcript.parser_version,
         events=transcript.events,
         raw=data,
+        profile=scan_profile_name((project or default_project()).pk, model),
         filename=basename[:FILENAME_MAX],
         uploader=uploader,
         project=project,
@@ -189,7 +193,9 @@ def sessions_import_upload(
 ) -> list[ImportOutcome]:
     """Import every file of an upload (zips expanded), each in its own
     transaction: one outcome per file, in order; a bad file never stops the
-    others. The one entry point of the upload page, the API and the CLI."""
+    others. The one entry point of the upload page, the API and the CLI.
+    The sessions stored are then scanned in the background, each with the
+    profile its model selects (`replay.services.sessions_scan`)."""
     options = {"fmt": fmt, "uploader": uploader, "project": project, "title": title, "tags": list(tags)}
     outcomes = []
     for upload in uploads:
@@ -210,6 +216,9 @@ def sessions_import_upload(
                 outcomes.append(ImportOutcome(name, error=member))
             else:
                 outcomes.append(_import_outcome(member, name, raw_name=path, **options))
+    stored = [outcome.session for outcome in outcomes if outcome.session is not None]
+    if stored:
+        sessions_scan(sessions=stored, user=uploader)
     return outcomes
 
 

@@ -5,12 +5,21 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_http_methods
 
 from detector.importers import FORMATS
+from detector.registry import DETECTORS
 from loopguard_site.accounts.access import ProjectChoiceError, project_for, projects_with_role, sessions_visible_to
 from loopguard_site.accounts.models import Role
+from loopguard_site.replay.selectors import profile_names_of
 
 from .filters import FilterError, session_filters
 from .models import Session
-from .selectors import DEFAULT_SORT, session_filter_options, sort_choices
+from .selectors import (
+    DEFAULT_SORT,
+    LABEL_FILTERS,
+    VERDICTS,
+    session_filter_options,
+    session_row,
+    sort_choices,
+)
 from .selectors import session_list as select_sessions
 from .services import Upload, clean_tags, sessions_import_upload
 
@@ -31,12 +40,18 @@ def session_list(request: HttpRequest) -> HttpResponse:
     page = Paginator(select_sessions(among=visible, **filters), PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
+    projects = projects_with_role(request.user, Role.VIEWER)
     context = {
         "page": page,
+        "rows": [session_row(session, filters["profile"]) for session in page.object_list],
         "filters": filters,
         "filter_error": error,
         "options": session_filter_options(visible),
-        "projects": projects_with_role(request.user, Role.VIEWER),
+        "projects": projects,
+        "profiles": profile_names_of(p.pk for p in projects),
+        "detectors": sorted(DETECTORS),
+        "verdicts": VERDICTS,
+        "label_filters": LABEL_FILTERS,
         "states": Session.State.values,
         "sorts": sort_choices(),
         "default_sort": DEFAULT_SORT,
@@ -82,4 +97,5 @@ def session_upload(request: HttpRequest) -> HttpResponse:
                     tags=tags,
                 )
                 context["outcomes"] = [outcome.format_named_by(FORMAT_CONTROL) for outcome in outcomes]
+                context["imported_ids"] = [o.session.pk for o in outcomes if o.session is not None]
     return render(request, "transcripts/session_upload.html", context, status=status)

@@ -1,5 +1,5 @@
-// Marking a missed loop by selecting its text. A selection inside one
-// element with `data-channel` becomes [start, end) offsets of that channel:
+// Marking a missed loop by selecting its text. A selection within elements
+// of one `data-channel` becomes [start, end) offsets of that channel:
 // each end of the selection counts from the nearest element carrying its
 // channel offset (`data-offset`, or the session page's `data-s`), in code
 // points as the server counts Python string positions. On the `tools`
@@ -45,8 +45,11 @@
     const selection = window.getSelection();
     if (!selection || selection.isCollapsed || selection.rangeCount === 0) return null;
     const range = selection.getRangeAt(0);
+    // Both ends on one channel: in one element, or in two items of the
+    // conversation (each carries absolute offsets of its channel).
     const channel = element(range.startContainer).closest("[data-channel]");
-    if (!channel || channel !== element(range.endContainer).closest("[data-channel]")) return null;
+    const other = element(range.endContainer).closest("[data-channel]");
+    if (!channel || !other || channel.dataset.channel !== other.dataset.channel) return null;
     const [start, end] = bounds(channel, range);
     if (start === null || end === null || end <= start) return null;
     return {channel: channel.dataset.channel, start: start, end: end};

@@ -1,5 +1,6 @@
 // The replay job page: the progress bar follows /ws/replays/<id> live; the
-// cancel button posts to the API with the page's CSRF token.
+// cancel button posts to the API with the page's CSRF token and goes away
+// when the job ends, and the page then reloads to show the job's results.
 (function () {
   "use strict";
   const section = document.getElementById("replay-job");
@@ -10,6 +11,18 @@
   const cancel = document.getElementById("job-cancel");
   const error = document.getElementById("job-error");
   let highest = Number(bar.value);  // messages from several workers may arrive out of order
+  const BADGES = {done: "badge-clean", failed: "badge-warn", cancelled: "badge-warn"};
+
+  function showState(state) {
+    stateBadge.textContent = state;
+    stateBadge.className = "badge " + (BADGES[state] || "badge-live");
+    if (!FINISHED.includes(state)) return;
+    if (cancel) cancel.remove();
+    if (section.dataset.ended !== "true") {
+      section.dataset.ended = "true";
+      location.reload();  // the results table is the server's
+    }
+  }
 
   function show(progress) {
     highest = Math.max(highest, progress.done);
@@ -18,9 +31,7 @@
     document.getElementById("job-done").textContent = highest;
     document.getElementById("job-total").textContent = progress.total;
     document.getElementById("job-failed").textContent = progress.failed;
-    stateBadge.textContent = progress.state;
-    stateBadge.className = "state state-" + progress.state;
-    cancel.disabled = FINISHED.includes(progress.state);
+    showState(progress.state);
   }
 
   function connect() {
@@ -39,7 +50,7 @@
     };
   }
 
-  cancel.addEventListener("click", async () => {
+  if (cancel) cancel.addEventListener("click", async () => {
     const token = document.querySelector("input[name=csrfmiddlewaretoken]").value;
     const answer = await fetch(section.dataset.cancelUrl, {method: "POST", headers: {"X-CSRFToken": token}});
     const body = await answer.json();
@@ -48,9 +59,7 @@
       error.hidden = false;
       return;
     }
-    stateBadge.textContent = body.state;
-    stateBadge.className = "state state-" + body.state;
-    cancel.disabled = true;
+    showState(body.state);
   });
 
   connect();

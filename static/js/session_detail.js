@@ -1,7 +1,10 @@
 // The session page: draws the timeline (figures built server-side), loads
-// windows of text or tool calls on demand, and scrolls to and flashes the
-// span a timeline marker or a detection entry points at. Transcript text
-// only ever reaches the DOM through textContent.
+// items of the conversation and windows of text or tool calls on demand,
+// scrolls to and flashes the span a timeline marker or a detection entry
+// points at (on opening: the `#detection-N` of the address, else the first
+// detection), and posts reviewers' labels. Transcript text reaches the DOM
+// through textContent, or as HTML the server rendered with its template
+// (escaped there) for loaded conversation items.
 "use strict";
 
 (function () {
@@ -14,8 +17,8 @@
   const profile = page.dataset.profile;
   const el = window.LoopGuard.el;
 
-  function container(channel) {
-    return page.querySelector(`[data-channel="${channel}"]`);
+  function containers(channel) {
+    return [...page.querySelectorAll(`[data-channel="${channel}"]`)];
   }
 
   // --- rendering loaded windows (mirrors _text_window.html and _tool_row.html)
@@ -105,17 +108,61 @@
     (tools ? gap.parentElement : gap).replaceWith(...nodes);
   }
 
-  // Make sure `offset` of the channel is shown, loading around it if not.
+  // --- conversation items: a gap [a, b) of items becomes [a, from) gap, the items, [to, b) gap
+
+  function itemGap(start, end) {
+    const li = el("li", "item-gap-row");
+    const button = el("button", "item-gap", `… show items ${start}–${end} of the conversation …`);
+    button.type = "button";
+    button.dataset.start = start;
+    button.dataset.end = end;
+    li.append(button);
+    return li;
+  }
+
+  async function loadItems(query) {
+    query.set("profile", profile);
+    const response = await fetch(`${page.dataset.itemsUrl}?${query}`, { headers: { Accept: "application/json" } });
+    if (!response.ok) throw new Error(`loading the conversation: HTTP ${response.status}`);
+    const data = await response.json();
+    const gap = [...page.querySelectorAll("button.item-gap")].find(
+      (button) => Number(button.dataset.start) <= data.start && data.start < Number(button.dataset.end),
+    );
+    if (!gap) return;  // shown already
+    const start = Number(gap.dataset.start);
+    const end = Number(gap.dataset.end);
+    const fresh = document.createElement("template");
+    fresh.innerHTML = data.html;  // rendered by the page's own template: the transcript text in it is escaped
+    const nodes = [];
+    if (data.start > start) nodes.push(itemGap(start, data.start));
+    nodes.push(...fresh.content.childNodes);
+    if (data.end < end) nodes.push(itemGap(data.end, end));
+    gap.parentElement.replaceWith(...nodes);
+  }
+
+  // The item holding `offset` of the channel is in the page (or the channel has no such item).
+  function itemShown(channel, offset) {
+    return containers(channel).some((box) => {
+      const start = Number(box.dataset.start);
+      const end = Number(box.dataset.end);
+      return start <= offset && (offset < end || (offset === end && !box.closest("[data-item]").nextElementSibling));
+    });
+  }
+
+  // Make sure `offset` of the channel is shown, loading its item and a window around it if not.
   async function ensureShown(channel, offset) {
-    const box = container(channel);
-    if (!box) return;
-    for (const gap of box.querySelectorAll("button.gap")) {
-      const start = Number(gap.dataset.start);
-      const end = Number(gap.dataset.end);
-      if (start <= offset && offset < end) {
-        const context = channel === "tools" ? targets.context.calls : targets.context.chars;
-        await loadInto(gap, offset - context);
-        return;
+    if (!itemShown(channel, offset) && page.querySelector("button.item-gap")) {
+      await loadItems(new URLSearchParams({ channel, offset }));
+    }
+    for (const box of containers(channel)) {
+      for (const gap of box.querySelectorAll("button.gap")) {
+        const start = Number(gap.dataset.start);
+        const end = Number(gap.dataset.end);
+        if (start <= offset && offset < end) {
+          const context = channel === "tools" ? targets.context.calls : targets.context.chars;
+          await loadInto(gap, offset - context);
+          return;
+        }
       }
     }
   }
@@ -126,6 +173,8 @@
     for (const old of page.querySelectorAll(".flash")) old.classList.remove("flash");
     if (!nodes.length) return;
     for (const node of nodes) {
+      const folded = node.closest("details:not([open])");
+      if (folded) folded.open = true;  // collapsed reasoning opens to show it
       void node.offsetWidth; // restart the animation
       node.classList.add("flash");
     }
@@ -134,7 +183,7 @@
 
   async function focusDetection(id) {
     const target = targets.detections[id];
-    const entry = page.querySelector(`.detection-link[data-detection="${id}"]`);
+    const entry = page.querySelector(`.detection-group[data-detections~="${id}"] .detection-link`);
     if (!target) return;
     if (target.channel === "session") {
       flash(entry ? [entry] : []);
@@ -142,20 +191,18 @@
     }
     await ensureShown(target.channel, target.start);
     await ensureShown(target.channel, target.channel === "tools" ? Math.max(target.at - 1, 0) : target.at);
-    const box = container(target.channel);
+    const inside = `[data-channel="${target.channel}"]`;
     const nodes = [
-      ...box.querySelectorAll(`.marker-onset[data-detection="${id}"]`),
-      ...box.querySelectorAll(`[data-detections~="${id}"]`),
-      ...box.querySelectorAll(`.marker-fired[data-detection="${id}"], .badge-fired[data-detection="${id}"]`),
+      ...page.querySelectorAll(`${inside} .marker-onset[data-detection="${id}"]`),
+      ...page.querySelectorAll(`${inside} [data-detections~="${id}"]`),
+      ...page.querySelectorAll(`${inside} .marker-fired[data-detection="${id}"], ${inside} .badge-fired[data-detection="${id}"]`),
     ];
     flash(nodes);
   }
 
   async function focusRange(channel, start, end) {
     await ensureShown(channel, start);
-    const box = container(channel);
-    if (!box) return;
-    const pieces = [...box.querySelectorAll(".piece")].filter(
+    const pieces = [...page.querySelectorAll(`[data-channel="${channel}"] .piece`)].filter(
       (piece) => Number(piece.dataset.s) < Math.max(end, start + 1) && Number(piece.dataset.e) > start,
     );
     flash(pieces);
@@ -177,7 +224,68 @@
     console.error(error);
   }
 
+  // --- labels: a group's buttons label each of its detections; the session's, the session
+
+  const csrf = () => document.querySelector("input[name=csrfmiddlewaretoken]").value;
+
+  async function postLabel(url, body) {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "X-CSRFToken": csrf() },
+      body: JSON.stringify(body),
+    });
+    const answer = await response.json();
+    if (!response.ok) throw new Error(answer.error || `HTTP ${response.status}`);
+    return answer;
+  }
+
+  const LABEL_NAMES = { true_loop: "true loop", false_positive: "false positive", clean: "clean" };
+
+  async function labelGroup(button) {
+    const cell = button.closest(".label-controls");
+    const status = cell.querySelector(".label-status");
+    const note = cell.querySelector("input[name=note]").value;
+    const label = button.dataset.label;
+    status.textContent = "saving…";
+    try {
+      for (const id of cell.dataset.detections.split(" ")) {
+        await postLabel(page.dataset.detectionLabelsUrl.replace("/0/", `/${id}/`), { label, note });
+      }
+    } catch (error) {
+      status.textContent = String(error.message || error);
+      return;
+    }
+    for (const other of cell.querySelectorAll("button[data-label]")) {
+      other.setAttribute("aria-pressed", String(other === button));
+    }
+    status.textContent = `you labelled it ${LABEL_NAMES[label]}`;
+  }
+
+  const clean = document.getElementById("session-clean");
+  if (clean) {
+    clean.addEventListener("click", () => {
+      const status = document.getElementById("session-label-status");
+      const note = document.getElementById("session-note").value;
+      postLabel(page.dataset.sessionLabelsUrl, { label: "clean", note })
+        .then(() => {
+          clean.setAttribute("aria-pressed", "true");
+          status.textContent = "you labelled it clean";
+        })
+        .catch((error) => { status.textContent = String(error.message || error); });
+    });
+  }
+
   page.addEventListener("click", (event) => {
+    const labelButton = event.target.closest(".label-controls button[data-label]");
+    if (labelButton) {
+      labelGroup(labelButton);
+      return;
+    }
+    const items = event.target.closest("button.item-gap");
+    if (items) {
+      loadItems(new URLSearchParams({ start: items.dataset.start, end: items.dataset.end })).catch(report);
+      return;
+    }
     const gap = event.target.closest("button.gap");
     if (gap) {
       loadInto(gap, Number(gap.dataset.start)).catch(report);
@@ -226,6 +334,11 @@
     clearTimeout(zoomDue);
     zoomDue = setTimeout(() => zoomTo(range[0], range[1]).catch(report), 200);
   }
+
+  // The page opens at the detection the address names, else at the first one.
+  const named = /^#detection-(\d+)$/.exec(location.hash);
+  const opening = named ? named[1] : targets.first;
+  if (opening !== null && opening !== undefined) focusDetection(String(opening)).catch(report);
 
   Plotly.newPlot(plot, figures.offset.data, figures.offset.layout, config).then(() => {
     plot.on("plotly_relayout", onRelayout);

@@ -67,24 +67,43 @@ def test_the_claude_code_demo_holds_the_converted_session():
     assert events[0]["model"] == source[1]["message"]["model"]
 
 
-@pytest.mark.django_db
-def test_loading_twice_stores_each_session_once_and_keeps_one_live_token():
-    first = demo_load()
-    second = demo_load()
+DEMO_FILES = len(list(DEMO_DIR.glob("*.jsonl")))
 
-    assert (first.loaded, first.present) == (7, 0)
-    assert (second.loaded, second.present) == (0, 7)
+
+@pytest.mark.django_db
+def test_loading_twice_stores_each_session_once_and_keeps_the_login_and_token():
+    first = demo_load()
+    second = demo_load()  # a restart on the same data directory
+
+    assert (first.loaded, first.present) == (DEMO_FILES, 0) and DEMO_FILES == 10
+    assert (second.loaded, second.present) == (0, DEMO_FILES)
     job = ReplayJob.objects.get(pk=first.replay_job)  # the sessions loaded now are replayed
-    assert (job.profiles, job.total) == (["default", "seed000", "gemini"], 21)
+    assert (job.profiles, job.total) == (["default", "seed000", "gemini", "preview"], 4 * DEMO_FILES)
     assert set(job.runs.values_list("session_id", flat=True)) == set(Session.objects.values_list("pk", flat=True))
     assert second.replay_job is None
-    assert Session.objects.count() == 7
+    assert Session.objects.count() == DEMO_FILES
     assert Event.objects.count() == sum(len(read_events(path.name)) for path in DEMO_DIR.glob("*.jsonl"))
     demo = get_user_model().objects.get(username="demo")
     assert (demo.is_staff, demo.is_superuser) == (True, True)
+    assert (second.password, second.token) == (first.password, first.token)
     assert demo.check_password(second.password)
-    assert api_token_user(first.token) is None
     assert api_token_user(second.token) == demo
+
+
+@pytest.mark.django_db
+def test_new_credentials_when_the_kept_ones_no_longer_work(settings):
+    first = demo_load()
+    demo = get_user_model().objects.get(username="demo")
+    demo.set_password("changed by its admin")
+    demo.save()
+    second = demo_load()
+
+    assert second.password != first.password and second.token != first.token
+    assert api_token_user(first.token) is None  # the old token revoked
+    assert api_token_user(second.token) == demo
+    kept = json.loads((settings.DATA_DIR / "demo-login.json").read_text())
+    assert kept == {"password": second.password, "token": second.token}
+    assert (settings.DATA_DIR / "demo-login.json").stat().st_mode & 0o777 == 0o600
 
 
 @pytest.mark.django_db

@@ -37,12 +37,16 @@ def embedded_env(data_dir: Path) -> dict:
     return {**env, "LOOPGUARD_DATA_DIR": str(data_dir)}
 
 
-def test_it_serves_the_demo_sessions_without_services_and_stops_on_ctrl_c(tmp_path):
-    env = embedded_env(tmp_path)
-    lab = subprocess.Popen(
+def demo_lab(data_dir: Path) -> subprocess.Popen:
+    """`loopguard lab --demo` on a free port, embedded, on `data_dir`."""
+    return subprocess.Popen(
         [LOOPGUARD, "lab", "--demo", "--port", "0"],
-        env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env=embedded_env(data_dir), cwd=data_dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
+
+
+def test_it_serves_the_demo_sessions_without_services_and_stops_on_ctrl_c(tmp_path):
+    lab = demo_lab(tmp_path)
     try:
         lines = read_until_url(lab)
         url = lines[-1].removeprefix("LoopGuard lab: ")
@@ -77,11 +81,11 @@ def test_it_serves_the_demo_sessions_without_services_and_stops_on_ctrl_c(tmp_pa
         rest, _ = lab.communicate(timeout=60)
 
     titles = [parse_path(path, "events").title for path in sorted(DEMO_DIR.glob("*.jsonl"))]
-    assert lines[:1] == ["Demo: 7 sessions loaded, 0 already there"]
+    assert lines[:1] == ["Demo: 10 sessions loaded, 0 already there"]
     assert lines[2].startswith("API token: lg_") and len(token) == 46
-    assert lines[3] == f"Demo: replay job #{job_id} runs them through default, seed000, gemini"
+    assert lines[3] == f"Demo: replay job #{job_id} runs them through default, seed000, gemini, preview"
     assert lines[4] == "Embedded mode: Celery worker thread (2 threads), in-memory channel layer"
-    assert (progress["state"], progress["done"], progress["failed"], progress["total"]) == ("done", 21, 0, 21)
+    assert (progress["state"], progress["done"], progress["failed"], progress["total"]) == ("done", 40, 0, 40)
     assert looping == sorted(title for title in titles if "loop" in title.split(":")[0].lower())
     assert url.startswith("http://127.0.0.1:") and url.endswith("/")
     assert home == (200, url + "accounts/login/?next=/")
@@ -91,6 +95,15 @@ def test_it_serves_the_demo_sessions_without_services_and_stops_on_ctrl_c(tmp_pa
     assert rest.splitlines()[-1] == "LoopGuard lab stopped"
     assert lab.returncode == 0
     assert (tmp_path / "loopguard.sqlite3").exists()
+
+    # Restarted on the same data directory: the same demo login and token, nothing loaded twice.
+    again = demo_lab(tmp_path)
+    try:
+        restarted = read_until_url(again)
+    finally:
+        again.send_signal(signal.SIGINT)
+        again.communicate(timeout=60)
+    assert restarted[:3] == ["Demo: 0 sessions loaded, 10 already there", lines[1], lines[2]]
 
 
 def test_it_stops_cleanly_on_sigterm(tmp_path):

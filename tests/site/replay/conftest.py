@@ -82,6 +82,14 @@ def user():
 
 
 @pytest.fixture
+def browser(user) -> Client:
+    """The owner's logged-in browser, as the test client."""
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
 def api(user) -> Client:
     _, token = project_token(user=user, name="test")
     return Client(HTTP_AUTHORIZATION=f"Bearer {token}")

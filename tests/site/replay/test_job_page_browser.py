@@ -1,6 +1,7 @@
 """The job page in real headless Chromium, served by Daphne on the test
 database and Redis: the progress bar moves as runs finish elsewhere (over
-the job's WebSocket), and Cancel stops the job."""
+the job's WebSocket), and Cancel stops the job, goes away, and the page
+shows the job's results."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def shown(browser) -> tuple:
         field(By.ID, "job-total").text,
         field(By.ID, "job-failed").text,
         field(By.ID, "job-progress").get_attribute("value"),
-        field(By.ID, "job-cancel").is_enabled(),
+        bool(browser.find_elements(By.ID, "job-cancel")),
     )
 
 
@@ -51,10 +52,19 @@ def test_the_progress_bar_follows_the_job_and_cancel_stops_it(
     after_one = shown(browser)
     browser.find_element(By.ID, "job-cancel").click()
     wait.until(expected_conditions.text_to_be_present_in_element((By.ID, "job-state"), "cancelled"))
+    rows = [
+        [cell.text for cell in row.find_elements(By.TAG_NAME, "td")[:3]]
+        for row in wait_for(browser, "#job-results").find_elements(By.CSS_SELECTOR, "tbody tr")
+    ]  # the page reloaded with the results of the ended job
 
     assert initially == ("queued", "0", "3", "0", "0", True)
     assert after_one == ("running", "1", "3", "0", "1", True)
     assert shown(browser) == ("cancelled", "1", "3", "0", "1", False)
+    assert rows == [
+        [f"#{sessions[0].pk} {TOOLS}", "default", "loop"],
+        [f"#{sessions[1].pk} {TOOLS}", "default", "cancelled"],
+        [f"#{sessions[2].pk} {TOOLS}", "default", "cancelled"],
+    ]
     job.refresh_from_db()
     assert (job.state, job.done) == ("cancelled", 1)
     assert sorted(job.runs.values_list("state", flat=True)) == ["cancelled", "cancelled", "done"]

@@ -14,13 +14,6 @@ from .conftest import store_demo
 TOOLS = "loop-tools-readmediafile.jsonl"
 
 
-@pytest.fixture
-def browser(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
-
-
 @pytest.mark.parametrize("path", ["/replays/", "/replays/new", "/replays/1", "/replays/compare"])
 @pytest.mark.django_db
 def test_it_sends_a_visitor_to_log_in(path):
@@ -87,7 +80,8 @@ def test_the_job_page_shows_progress_the_socket_and_cancel(browser, user):
     assert f'data-cancel-url="/api/replays/{job.pk}/cancel"' in page
     assert '<progress id="job-progress" max="4" value="2">' in page
     assert '<span id="job-done">2</span> of <span id="job-total">4</span> done' in page
-    assert '<button type="button" id="job-cancel">Cancel</button>' in page
+    assert '<button type="button" class="btn btn-danger" id="job-cancel">Cancel</button>' in page
+    assert 'id="job-results"' not in page  # not before it ends
     assert f'href="/replays/compare?a=default&amp;b=gemini&amp;sessions={first.pk},{second.pk}"' in page
     assert "js/replay_job.js" in page
 

@@ -41,7 +41,11 @@ def test_the_demo_files_hold_loops_for_the_comparison_above():
     found = {(name, p) for name in DEMO_FILES for p in ("default", "seed000") if scan_count(name, p)}
     assert found == {
         ("loop-content-numbered-agile.jsonl", "default"),
+        ("loop-content-queue-chant.jsonl", "default"),
+        ("loop-reasoning-migration-order.jsonl", "default"),
+        ("loop-reasoning-migration-order.jsonl", "seed000"),
         ("loop-reasoning-two-exits-riddle.jsonl", "default"),
+        ("loop-tools-preview-grep.jsonl", "default"),
         ("loop-tools-readmediafile.jsonl", "default"),
     }
 

@@ -16,10 +16,15 @@ def test_it_lists_the_first_detections_and_targets_only_those_a_click_can_reach(
     ]  # fmt: skip
     parts = session_page_parts(streams, detections, [])
 
-    assert ([d["id"] for d in parts["detections"]], parts["detection_count"]) == (list(range(1, LISTED + 1)), 2000)
+    # Regions that do not overlap: one loop (group) each.
+    assert [g["ids"] for g in parts["groups"]] == [[i] for i in range(1, LISTED + 1)]
+    assert (parts["group_count"], parts["detection_count"]) == (2000, 2000)
     clickable = clickable_detections(parts["figures"]["offset"])
     assert len(clickable) == MAX_POINTS
     assert set(parts["targets"]["detections"]) == clickable | set(range(1, LISTED + 1))
-    assert parts["targets"]["detections"][1] == {"channel": "reasoning", "start": 10, "end": 14, "at": 15}
-    assert "time" not in parts["figures"] and parts["tool_panel"] is None
-    assert [p["channel"] for p in parts["text_panels"]] == ["reasoning"]
+    assert parts["targets"]["detections"][1] == {
+        "channel": "reasoning", "start": 10, "end": 14, "at": 15, "items": (0, 0)
+    }  # fmt: skip
+    assert parts["targets"]["first"] == 1
+    assert "time" not in parts["figures"]
+    assert [[i["kind"] for i in b["items"]] for b in parts["conversation"]] == [["reasoning"]]

@@ -47,7 +47,11 @@ def test_it_highlights_the_unit_repetitions_onset_and_firing_point_of_a_replayed
     assert figures["offset"]["layout"]["yaxis"]["categoryarray"] == ["reasoning", "turns", d.detector]
     assert "time" not in figures  # the file's events carry no `t`
     targets = embedded_json(html, "session-targets")
-    assert targets["detections"] == {str(d.pk): {"channel": "reasoning", "start": d.start, "end": d.end, "at": d.at}}
+    # Items: the turn (0), its reasoning (1), how it finished (2).
+    assert targets["detections"] == {
+        str(d.pk): {"channel": "reasoning", "start": d.start, "end": d.end, "at": d.at, "items": [1, 1]}
+    }
+    assert targets["first"] == d.pk  # the page opens there
 
 
 @pytest.mark.django_db
@@ -169,6 +173,8 @@ def test_the_figure_endpoint_gives_a_zoomed_timeline_and_its_detections_targets(
     assert answer["figure"]["layout"]["xaxis"]["range"] == [d.start, d.at]
     stop = next(t for t in answer["figure"]["data"] if t["name"] == f"detection: {d.action}")
     assert (stop["x"], stop["customdata"]) == ([d.at], [["detection", d.pk]])  # reasoning only: position = offset
-    assert answer["targets"] == {str(d.pk): {"channel": "reasoning", "start": d.start, "end": d.end, "at": d.at}}
+    assert answer["targets"] == {
+        str(d.pk): {"channel": "reasoning", "start": d.start, "end": d.end, "at": d.at, "items": [1, 1]}
+    }
     before = browser_client.get(f"/sessions/{session.pk}/figure", {**query, "x1": d.at - 1}).json()
     assert before["targets"] == {}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 
 import pytest
 from selenium.webdriver.common.action_chains import ActionChains
@@ -13,7 +14,9 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from loopguard_site.replay.services import replay_session
+from loopguard_site.timeline.conversation import detection_groups
 from loopguard_site.timeline.panels import HEAD_CHARS
+from loopguard_site.timeline.selectors import session_detection_rows
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.services import session_create_from_events
 from tests.browser import WAIT_SECONDS, login, wait_for
@@ -24,6 +27,7 @@ from .conftest import REASONING_LOOP, TOOLS_LOOP, monitor_results, replayed_demo
 # Where a copy of each screenshot goes for a human to look at (unset: only the test's tmp folder).
 SCREENSHOT_DIR = os.environ.get("LOOPGUARD_SCREENSHOT_DIR", "")
 
+PLOT_TRACES = "#timeline-plot .cartesianlayer .scatterlayer .trace"  # the plot's, not the range slider's copies
 FLASHED = """return [...document.querySelectorAll('.flash')].map(e =>
     [e.className, e.dataset.detection || e.dataset.detections || e.dataset.index || '']);"""
 FLASHED_PIECES = """const f = [...document.querySelectorAll('.piece.flash')];
@@ -80,7 +84,7 @@ def test_the_page_highlights_the_loop_draws_the_timeline_and_scrolls_to_a_clicke
     assert len(driver.find_elements(By.CSS_SELECTOR, ".marker-onset, .marker-fired")) == 2
     names = driver.execute_script("return document.getElementById('timeline-plot').data.map(t => t.name)")
     assert names == ["reasoning", "turns", "repeated regions", "detection: stop"]
-    assert len(driver.find_elements(By.CSS_SELECTOR, "#timeline-plot .scatterlayer .trace")) == 4
+    assert len(driver.find_elements(By.CSS_SELECTOR, PLOT_TRACES)) == 4
 
     driver.find_element(By.CSS_SELECTOR, f'.detection-link[data-detection="{d.pk}"]').click()
 
@@ -95,7 +99,7 @@ def test_the_page_highlights_the_loop_draws_the_timeline_and_scrolls_to_a_clicke
     # A real click on the detection's marker in the Plotly timeline does the same.
     driver.execute_script("document.querySelectorAll('.flash').forEach(e => e.classList.remove('flash'));"
                           "document.querySelector('.channel-text').scrollTop = 0;")  # fmt: skip
-    marker = driver.find_elements(By.CSS_SELECTOR, "#timeline-plot .scatterlayer .trace:last-child .point")
+    marker = driver.find_elements(By.CSS_SELECTOR, f"{PLOT_TRACES}:last-child .point")
     assert len(marker) == 1
     driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", marker[0])
     ActionChains(driver).move_to_element(marker[0]).perform()
@@ -118,7 +122,7 @@ def test_the_page_highlights_the_loop_draws_the_timeline_and_scrolls_to_a_clicke
     wait_until(driver, "return location.search === '?profile=seed000' && document.querySelector('.js-plotly-plot')")
     lanes = driver.execute_script("return document.getElementById('timeline-plot').layout.yaxis.categoryarray")
     assert lanes == ["reasoning", "turns", "reasoning_checkpoint checkpoints"]
-    checkpoint = driver.find_elements(By.CSS_SELECTOR, "#timeline-plot .scatterlayer .trace:last-child .point")[0]
+    checkpoint = driver.find_elements(By.CSS_SELECTOR, f"{PLOT_TRACES}:last-child .point")[0]
     driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", checkpoint)
     ActionChains(driver).move_to_element(checkpoint).click().perform()
     flashed = wait_until(driver, FLASHED_PIECES)
@@ -138,14 +142,17 @@ def test_the_tool_list_marks_repeats_and_a_tool_detection_scrolls_to_its_calls(
 
     open_page(driver, daphne_live_server, user, f"/sessions/{session.pk}/", tmp_path, "tools")
 
+    # The page opens flashing the first detection: calls start..end-1 of its region, then the badge where it fired.
+    opened = wait_until(driver, FLASHED.replace("return", "const f =", 1) + " return f.length ? f : null;")
     rows = driver.find_elements(By.CSS_SELECTOR, ".tool-row")
-    assert [r.get_attribute("class") for r in rows] == ["tool-row failed"] + ["tool-row repeat failed"] * 3
+    classes = [r.get_attribute("class").replace(" flash", "") for r in rows]
+    assert classes == ["tool-row failed"] + ["tool-row repeat failed"] * 3
+    expected = [*(r.get_attribute("data-detections") for r in rows[: first.end])] + [str(first.pk)]
+    assert [index for _, index in opened] == expected
+    driver.execute_script("document.querySelectorAll('.flash').forEach(e => e.classList.remove('flash'))")
     driver.find_element(By.CSS_SELECTOR, f'.detection-link[data-detection="{first.pk}"]').click()
     flashed = wait_until(driver, FLASHED.replace("return", "const f =", 1) + " return f.length ? f : null;")
-    # Calls start..end-1 of the region, then the badge on the call where it fired.
-    assert [index for _, index in flashed] == [*(r.get_attribute("data-detections") for r in rows[: first.end])] + [
-        str(first.pk)
-    ]
+    assert [index for _, index in flashed] == expected
     assert driver.execute_script("return pageErrors") == []
 
 
@@ -223,17 +230,24 @@ def test_a_one_megabyte_session_renders_a_bounded_page(
         points: document.getElementById('timeline-plot').data.reduce((n, t) => n + t.x.length, 0),
         text: [...document.querySelectorAll('.channel-text')].reduce((n, e) => n + e.textContent.length, 0),
     }""")
-    assert counts["listed"] == 100
+    # The detections on the tool calls overlap all along: few loops, each listed once.
+    groups = detection_groups(session_detection_rows(session_id=session.pk, profile="default"))
+    assert counts["listed"] == min(len(groups), 100)
     assert counts["rows"] <= 50 + 20 * 100
     assert counts["text"] <= 3000 + 20 * 8000 + 2000
     assert counts["points"] <= 400 * 3 * 20
     assert counts["all"] < 20_000
 
-    # The rightmost marker points far beyond the windows shown: a click loads its window, then flashes it.
+    # The timeline opened on the first detection; shown whole (one zoom, answered by the server),
+    # its rightmost marker points far beyond the windows shown: a click loads its window, then flashes it.
+    driver.execute_script(f"Plotly.relayout('timeline-plot', {{'xaxis.range': [0, {len(events)} * 10]}})")
+    wait_until(driver, "return performance.getEntriesByType('resource').some(e => e.name.includes('/figure?'))")
+    time.sleep(0.5)  # the zoomed figure is drawn once fetched
+    driver.execute_script("document.querySelectorAll('.flash').forEach(e => e.classList.remove('flash'))")
     trace = driver.execute_script("""const data = document.getElementById('timeline-plot').data;
         const last = data.map(t => Math.max(...t.x.filter(x => x !== null)));
         return last.indexOf(Math.max(...last.filter((_, i) => !data[i].mode.includes('lines'))));""")
-    points = driver.find_elements(By.CSS_SELECTOR, f"#timeline-plot .scatterlayer .trace:nth-child({trace + 1}) .point")
+    points = driver.find_elements(By.CSS_SELECTOR, f"{PLOT_TRACES}:nth-child({trace + 1}) .point")
     driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", points[-1])
     ActionChains(driver).move_to_element(points[-1]).click().perform()
     flashed = wait_until(driver, "return [...document.querySelectorAll('.tool-row.flash')].map(e => +e.dataset.index)")

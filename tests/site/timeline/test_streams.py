@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from loopguard_site.timeline.streams import TextRun, ToolCall, Turn, streams_from_events
+from loopguard_site.timeline.streams import OUTPUT_CHARS, TextRun, ToolCall, Turn, streams_from_events
 
 EVENTS = [
     {"type": "session", "model": "m"},
@@ -15,7 +15,7 @@ EVENTS = [
     {"type": "turn", "t": 3.0},
     {"type": "reasoning", "text": "fgh"},
     {"type": "tool_call", "name": "read", "args": {"a": 2, "b": 1}},
-    {"type": "tool_result", "ok": True, "output": "x" * 400},
+    {"type": "tool_result", "ok": True, "output": "x" * (OUTPUT_CHARS + 100)},
     {"type": "content", "text": "Z", "t": 4.5},
 ]
 
@@ -42,7 +42,7 @@ def test_it_lists_tool_calls_with_their_results_and_marks_repeats():
     s = streams()
     assert s.tool_calls == [
         ToolCall(0, 6, "read", '{"a": 2, "b": 1}', 7, 2.0, 1, "c1", False, "no such file", None, 1),
-        ToolCall(1, 10, "read", '{"a": 2, "b": 1}', 11, 3.0, 2, None, True, "x" * 300, 0, 2),
+        ToolCall(1, 10, "read", '{"a": 2, "b": 1}', 11, 3.0, 2, None, True, "x" * OUTPUT_CHARS, 0, 2),
     ]
     assert s.turns == [Turn(1, 2, 0, 0.5), Turn(2, 8, 8, 3.0)]
 

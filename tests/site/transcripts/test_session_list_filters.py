@@ -108,6 +108,8 @@ def test_api_list_filters_and_answers_each_session(api, sessions):
         "created": "2026-01-01T00:00:00+00:00",
         "parser_version": "openai/1",
         "tags": ["loop", "prod"],
+        "profile": "",
+        "verdicts": [],
     }
 
 

@@ -32,6 +32,8 @@ def test_detail_answers_the_contract_fields(api, stored):
         "created": stored.created.isoformat(),
         "parser_version": "openai/1",
         "tags": ["a", "b"],
+        "profile": "default",  # the profile its model selects: it is scanned with that
+        "verdicts": [],  # none until the scan has run
     }
 
 

@@ -52,7 +52,8 @@ def test_each_file_gets_its_outcome_line_escaped(client, user):
         f"imported <b>a.jsonl: session {session.pk}, 2 events, format events",
         "error b.jsonl: empty file",
     ]
-    assert f'<a href="/sessions/{session.pk}/">&lt;b&gt;a.jsonl</a>' in body
+    assert "<td>&lt;b&gt;a.jsonl</td>" in body
+    assert f'<a href="/sessions/{session.pk}/">#{session.pk} &lt;b&gt;a</a>' in body
     assert "<b>" not in body
     assert (session.title, session.model, session.uploader, session.tag_names()) == (
         "<b>a", "<b>m</b>", user, ["one", "two"]
