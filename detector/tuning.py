@@ -249,9 +249,16 @@ class Evaluator:
     def __init__(self, streams: Sequence[LabelledStream]):
         self.streams = streams
         self._runs: dict[tuple[str, str], list[tuple[Found, ...] | None]] = {}
+        # id(params) -> (params, its runs): repr() of a params object costs more
+        # than scoring it; holding the object keeps its id from being reused.
+        self._by_object: dict[int, tuple[Any, list[tuple[Found, ...] | None]]] = {}
 
     def _run(self, index: int, detector: str, params: Any) -> tuple[Found, ...]:
-        runs = self._runs.setdefault((detector, repr(params)), [None] * len(self.streams))
+        known = self._by_object.get(id(params))
+        if known is None or known[0] is not params:
+            runs = self._runs.setdefault((detector, repr(params)), [None] * len(self.streams))
+            known = self._by_object[id(params)] = (params, runs)
+        runs = known[1]
         if runs[index] is None:
             runs[index] = run_detector(self.streams[index], detector, params)
         return runs[index]
