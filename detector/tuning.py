@@ -167,6 +167,7 @@ class Outcome:
     flagged: bool  # a loop stream caught, or a normal one with any detection
     delay: float | None  # of a caught loop
     false_detections: int
+    channel: str  # of the detection that caught a loop ("" otherwise): its delay's unit
     detections: tuple[tuple[str, str, bool | None], ...]  # (detector, type, truth) of each
 
 
@@ -275,12 +276,12 @@ class Evaluator:
         false = sum(1 for t in truths if t is False)
         summary = tuple((f.detector, f.type, t) for f, t in zip(found, truths, strict=True))
         if stream.label == NORMAL:
-            return Outcome(stream.key, NORMAL, bool(found), None, false, summary)
+            return Outcome(stream.key, NORMAL, bool(found), None, false, "", summary)
         first = next((f for f, t in zip(found, truths, strict=True) if t is not False), None)
         if first is None:
-            return Outcome(stream.key, LOOP, False, None, false, summary)
+            return Outcome(stream.key, LOOP, False, None, false, "", summary)
         delay = max(first.at - stream.loop_starts.get(first.channel, first.start), 0)
-        return Outcome(stream.key, LOOP, True, delay, false, summary)
+        return Outcome(stream.key, LOOP, True, delay, false, first.channel, summary)
 
     def outcomes(self, detectors: Mapping[str, Any], indices: Sequence[int] | None = None) -> list[Outcome]:
         indices = range(len(self.streams)) if indices is None else indices
@@ -353,7 +354,7 @@ class Budget:
 class SearchResult:
     detectors: dict[str, Any]
     evaluations: int
-    stopped: str  # "converged", "passes", "evaluations" or "time limit"
+    stopped: str  # "converged", "pass limit reached", "candidate budget used" or "time limit reached"
 
 
 def search_plan(base: Profile, specs: Mapping[str, Sequence[ParamSpec]] | None) -> list[tuple[str, ParamSpec]]:
@@ -376,16 +377,16 @@ def search(
     """The best parameters for `base` on the streams at `indices` (module docstring)."""
     current = dict(base.detectors)
     best = objective(metrics_row(evaluator.outcomes(current, indices)), fp_budget)
-    done, stopped = 0, "passes"
+    done, stopped = 0, "pass limit reached"
     for _ in range(max_passes):
         changed = False
         for name, spec in plan:
             for value in candidate_values(spec, getattr(current[name], spec.name)):
                 if done >= max_evaluations:
-                    stopped = "evaluations"
+                    stopped = "candidate budget used"
                     break
                 if budget.out_of_time():
-                    stopped = "time limit"
+                    stopped = "time limit reached"
                     break
                 done += 1
                 try:
@@ -398,7 +399,7 @@ def search(
                     if score < best:
                         best, current, changed = score, trial, True
                 budget.spend()
-        if stopped != "passes":
+        if stopped != "pass limit reached":
             break
         if not changed:
             stopped = "converged"
@@ -456,14 +457,21 @@ def outcome_change(before: Outcome, after: Outcome) -> str:
         parts.append("loop now missed" if before.flagged else "loop now caught")
     elif before.flagged and before.delay != after.delay:
         shift = after.delay - before.delay
-        parts.append(f"caught {abs(shift):g} later" if shift > 0 else f"caught {abs(shift):g} earlier")
+        unit = "tool call" if after.channel == "tools" else "character"
+        amount = f"{abs(shift):g} {unit}{'' if abs(shift) == 1 else 's'}"
+        parts.append(f"caught {amount} later" if shift > 0 else f"caught {amount} earlier")
     if before.false_detections != after.false_detections and before.label == LOOP:
         parts.append(f"false detections {before.false_detections} → {after.false_detections}")
     return "; ".join(parts)
 
 
 def _outcome_dict(outcome: Outcome) -> dict:
-    return {"flagged": outcome.flagged, "delay": outcome.delay, "false_detections": outcome.false_detections}
+    return {
+        "flagged": outcome.flagged,
+        "delay": outcome.delay,
+        "channel": outcome.channel,
+        "false_detections": outcome.false_detections,
+    }
 
 
 @dataclass
@@ -563,8 +571,8 @@ def tune(
             train = [i for i in everyone if fold[i] != f]
             test = [i for i in everyone if fold[i] == f]
             found = search(evaluator, train, base, plan, budget, **limits)
-            if found.stopped == "time limit":
-                stopped = "time limit"
+            if found.stopped == "time limit reached":
+                stopped = "time limit reached"
             fold_changes.append(_changes(base, found.detectors, plan))
             for i in test:
                 held_outcomes[i] = evaluator.outcome(i, found.detectors)
@@ -598,7 +606,7 @@ def tune(
     warnings = sample_warnings(streams, min_sessions)
     if k < 2:
         warnings.append("fewer than 2 labelled sessions: no cross-validation")
-    if stopped == "time limit":
+    if stopped == "time limit reached":
         warnings.append("the time limit ended the search: the result is the best found by then")
     return TuningResult(
         profile=Profile(

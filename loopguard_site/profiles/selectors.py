@@ -109,6 +109,13 @@ def labelled_streams(project_id: int, model_globs: str | list[str]) -> tuple[lis
     return streams, list(label_ids.values_list("id", flat=True))
 
 
+def session_titles(project_id: int, keys: list[str]) -> dict[str, str]:
+    """The titles of the project's sessions among `keys` (session ids as text), by key."""
+    ids = [int(key) for key in keys if key.isdigit()]
+    rows = Session.objects.filter(project_id=project_id, pk__in=ids).values_list("pk", "title")
+    return {str(pk): title for pk, title in rows}
+
+
 def labelled_models(project_ids: list[int]) -> list[dict]:
     """The models of the projects' labelled sessions, with how many are
     loop and clean: what a tuning job may be scoped to."""
@@ -143,7 +150,7 @@ def detector_summary(name: str) -> str:
     """What a detector watches, in words: the first paragraph of its module's docstring."""
     cls = DETECTORS[name]
     text = (sys.modules[cls.__module__].__doc__ or cls.__doc__ or "").strip()
-    return " ".join(text.split("\n\n")[0].split())
+    return " ".join(text.split("\n\n")[0].split()).replace("`", "")
 
 
 def _bounds(meta: Mapping) -> str:
@@ -167,7 +174,7 @@ def profile_detectors(table: Mapping) -> list[dict]:
         params = [
             {
                 "name": key,
-                "value": value,
+                "value": ", ".join(map(str, value)) or "(none)" if isinstance(value, (list, tuple)) else value,
                 "doc": fields[key].metadata.get("doc", "") if key in fields else "",
                 "bounds": _bounds(fields[key].metadata) if key in fields else "",
                 "tuned": bool(key in fields and fields[key].metadata.get("tune")),

@@ -11,6 +11,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from detector.config import BUILTIN_PROFILES
+from detector.tuning import DEFAULT_MIN_SESSIONS
 from loopguard_site.accounts.access import ProjectChoiceError, project_for, projects_with_role
 from loopguard_site.accounts.models import Role
 from loopguard_site.replay.selectors import profile_names_of
@@ -22,6 +23,7 @@ from .selectors import (
     latest_versions,
     profile_detectors,
     profile_versions,
+    session_titles,
     tuning_job_for,
     versions_visible_to,
 )
@@ -101,6 +103,7 @@ def tuning_new(request: HttpRequest) -> HttpResponse:
         "projects": projects,
         "models": labelled_models([p.pk for p in projects]),
         "picked": request.POST.getlist("models"),
+        "min_sessions": DEFAULT_MIN_SESSIONS,
         "error": error,
         "form": request.POST,
     }
@@ -137,17 +140,19 @@ def tuning_context(job, error: str | None) -> dict:
         if result.get("held_out"):
             held = result["held_out"]
             metrics += [("Base, held-out", held["before"]), ("Tuned, held-out", held["after"])]
-    detectors = {}
+    silent = {"true": 0, "false": 0, "unlabelled": 0, "precision": None, "precision_interval": None}
+    detectors: dict[tuple[str, str], dict] = {}
     for when in ("before", "after"):
         for row in result.get("detectors", {}).get(when, []):
-            detectors.setdefault((row["detector"], row["type"]), {})[when] = row
-    verdict = VERDICTS.get(result.get("verdict", ""))
+            detectors.setdefault((row["detector"], row["type"]), {"before": silent, "after": silent})[when] = row
+    titles = session_titles(job.project_id, [s["session"] for s in result.get("sessions", [])])
     return {
         "job": job,
         "result": result,
         "metrics": metrics,
         "detector_rows": [{"detector": d, "type": t, **rows} for (d, t), rows in sorted(detectors.items())],
-        "verdict": verdict,
+        "sessions": [{**s, "title": titles.get(s["session"], "")} for s in result.get("sessions", [])],
+        "verdict": VERDICTS.get(result.get("verdict", "")),
         "error": error,
     }
 

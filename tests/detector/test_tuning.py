@@ -75,10 +75,10 @@ def test_cross_validated_figures_match_a_hand_computation():
     assert result.warnings == []
     changed = {s["session"]: (s["held_out_change"], s["change"]) for s in result.sessions}
     assert changed == {
-        "L1": ("", "caught 2 later"),
+        "L1": ("", "caught 2 tool calls later"),
         "L2": ("loop now missed", "loop now missed"),
-        "L3": ("", "caught 2 later"),
-        "L4": ("caught 2 later", "caught 2 later"),
+        "L3": ("", "caught 2 tool calls later"),
+        "L4": ("caught 2 tool calls later", "caught 2 tool calls later"),
         "N1": ("", "false positive removed"),
         "N3": ("", "false positive removed"),
     }
@@ -148,7 +148,7 @@ def test_detection_truth_rules():
 def test_the_time_limit_ends_the_search_with_the_best_so_far():
     ticks = itertools.count()
     result = tune(hand_case(), DEDUP_ONLY, folds=2, specs=MIN_OCCURRENCES, time_limit=2.5, clock=lambda: next(ticks))
-    assert result.stopped == "time limit"
+    assert result.stopped == "time limit reached"
     # The clock reads 0 at the start, 1 and 2 before the first two candidates, 3 (past 2.5) before the third.
     assert result.evaluations == 2
     assert any("time limit" in w for w in result.warnings)

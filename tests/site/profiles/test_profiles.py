@@ -47,7 +47,7 @@ def test_a_tuning_job_on_labelled_sessions_removes_the_false_positive(reviewer):
     normal, looping = sessions["tau-gpt4o-repeat-searches-later"], sessions["gh-kimicli-1950-reread-files"]
     changed = {s["session"]: (s["change"], s["held_out_change"]) for s in job.result["sessions"]}
     assert changed == {
-        str(looping.pk): ("caught 1 later", "caught 1 later"),
+        str(looping.pk): ("caught 1 tool call later", "caught 1 tool call later"),
         str(normal.pk): ("false positive removed", ""),
     }
     assert (job.result["before"]["false_positives"], job.result["after"]["false_positives"]) == (1, 0)
