@@ -1,6 +1,6 @@
 """Labels drive per-model tuning in the lab: false-positive labels on one
 model's detections change that model's thresholds, and every other model
-keeps its profile; a profile that loses held-out recall is not saved
+keeps its profile (in replays and in the live lab); a profile that loses held-out recall is not saved
 without consent; a job can be cancelled."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import pytest
 from detector.config import get_profile
 from detector.evaluation import read_corpus, row_events
 from loopguard_site.accounts.services import default_project
+from loopguard_site.live.services import live_ingest
 from loopguard_site.profiles import services
 from loopguard_site.profiles.models import TuningJob
 from loopguard_site.profiles.selectors import profiles_config
@@ -24,7 +25,7 @@ from loopguard_site.profiles.services import (
 from loopguard_site.replay.models import Detection
 from loopguard_site.replay.services import replay_session
 from loopguard_site.review.services import label_detection_set, label_session_set
-from loopguard_site.transcripts.services import session_create_from_events
+from loopguard_site.transcripts.services import session_create_from_events, session_create_live
 from tests.site.review.conftest import token_client
 from tests.tuning_rows import agent_row, looping_row, two_model_rows, write_rows
 
@@ -175,3 +176,24 @@ def test_tuning_api_checks_its_fields(reviewer):
     tuning_job_execute(job_id=job.pk)  # a cancelled job is never claimed
     job.refresh_from_db()
     assert (job.state, job.started) == ("cancelled", None)
+
+
+@pytest.mark.django_db
+def test_the_live_lab_selects_a_stored_profile_by_its_model_glob_only(reviewer):
+    profiles_import(
+        project=default_project(),
+        text='[profiles.qwen3-tuned]\nextends = "default"\nmodels = ["qwen3-*"]\n'
+        "[profiles.qwen3-tuned.tool_dedup]\nmin_occurrences = 4\n",
+        user=reviewer,
+    )
+    qwen = session_create_live(model="qwen3-8b", uploader=reviewer, project=default_project())
+    llama = session_create_live(model="llama-3-8b", uploader=reviewer, project=default_project())
+    searches = [{"type": "tool_call", "name": "search", "args": {"q": "x"}}, {"type": "tool_call", "name": "ls"}] * 3
+    for session in (qwen, llama):
+        live_ingest(session_id=session.pk, seq=1, events=[{"type": "turn"}, *searches])
+        session.refresh_from_db()
+    assert (qwen.profile, llama.profile) == ("qwen3-tuned", "default")
+    # the third search is a duplicate for default, not yet for the tuned profile
+    fired = {s: set(Detection.objects.filter(session=s).values_list("profile", "detector")) for s in (qwen, llama)}
+    assert ("default", "tool_dedup") in fired[llama] and {p for p, _ in fired[llama]} == {"default"}
+    assert {p for p, _ in fired[qwen]} == {"qwen3-tuned"} and ("qwen3-tuned", "tool_dedup") not in fired[qwen]
