@@ -12,7 +12,8 @@ half loop and clean, over four models:
   three times (the false positive tool_dedup's threshold decides).
 
 Prints one table: sessions, events, candidates scored (all k+1 searches),
-wall seconds, milliseconds per candidate, peak RSS, the verdict and the
+wall and CPU seconds (the machine may be shared: CPU seconds are the
+work), milliseconds of wall time per candidate, peak RSS, the verdict and the
 parameters changed; then the base and tuned figures.
 
     .venv/bin/python bench/tuning.py                      # 500 sessions, 5 folds
@@ -101,19 +102,19 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=17)
     args = parser.parse_args()
     header = (
-        f"{'sessions':>8} {'events':>9} {'folds':>5} {'candidates':>10} {'seconds':>8}"
+        f"{'sessions':>8} {'events':>9} {'folds':>5} {'candidates':>10} {'seconds':>8} {'CPU s':>7}"
         f" {'ms/cand':>8} {'peak RSS MB':>11}  verdict, changes"
     )
     print(header)
     for count in args.sessions:
         streams = [stream_from_row(row) for row in generate(count, args.seed)]
         events = sum(len(s.events) for s in streams)
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         result = tune(streams, get_profile("default"), folds=args.folds, max_evaluations=args.max_evaluations)
-        seconds = time.perf_counter() - started
+        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
         changes = ", ".join(f"{c['detector']}.{c['param']} {c['before']}->{c['after']}" for c in result.changes)
         print(
-            f"{count:>8} {events:>9,} {args.folds:>5} {result.evaluations:>10} {seconds:>8.1f}"
+            f"{count:>8} {events:>9,} {args.folds:>5} {result.evaluations:>10} {seconds:>8.1f} {cpu:>7.1f}"
             f" {1000 * seconds / max(result.evaluations, 1):>8.1f}"
             f" {peak_rss_mb():>11.0f}  {result.verdict}; {changes or 'none'}"
         )
