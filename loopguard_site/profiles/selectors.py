@@ -136,6 +136,7 @@ def tuning_progress(job: TuningJob) -> dict:
         "total": job.total,
         "sessions": job.sessions,
         "labels": len(job.labels),
+        "label_ids": job.labels,
         "models": job.globs,
         "base_profile": job.base_profile,
         "folds": job.folds,

@@ -27,7 +27,7 @@ from .selectors import (
     tuning_job_for,
     versions_visible_to,
 )
-from .services import ProfileError, profile_from_tuning, tuning_job_cancel, tuning_job_create
+from .services import ProfileError, profile_from_tuning, profiles_import, tuning_job_cancel, tuning_job_create
 
 VERDICTS = {
     "improves": ("badge-clean", "better on held-out sessions"),
@@ -38,14 +38,37 @@ VERDICTS = {
 
 
 @login_required
-@require_GET
+@require_http_methods(["GET", "POST"])
 def profile_list(request: HttpRequest) -> HttpResponse:
+    """The profiles; a POST imports a config file (TOML or JSON) as new versions."""
+    error = None
+    projects = projects_with_role(request.user, Role.ADMIN)
+    if request.method == "POST":
+        upload = request.FILES.get("file")
+        try:
+            project = project_for(request.user, request.POST.get("project"), Role.ADMIN)
+            if upload is None:
+                raise ProfileError("choose a TOML or JSON config file to import", field="file")
+            try:
+                text = upload.read().decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ProfileError("the file is not UTF-8 text", field="file") from exc
+            versions = profiles_import(text=text, project=project, user=request.user)
+        except ProjectChoiceError as exc:
+            if exc.status == 403:
+                raise PermissionDenied(str(exc)) from exc
+            error = f"project: {exc}"
+        except ProfileError as exc:
+            error = f"{upload.name}: {str(exc).removeprefix('import: ')}" if upload is not None else str(exc)
+        else:
+            return redirect("profiles:profile_detail", name=versions[0].name)
     builtins = [{**p, "detectors": profile_detectors(p["table"])} for p in builtin_profiles()]
     stored = [
         {"version": v, "detectors": profile_detectors(v.table)}
         for v in latest_versions(versions_visible_to(request.user))
     ]
-    return render(request, "profiles/profile_list.html", {"builtins": builtins, "stored": stored})
+    context = {"builtins": builtins, "stored": stored, "projects": projects, "error": error}
+    return render(request, "profiles/profile_list.html", context)
 
 
 @login_required

@@ -78,3 +78,18 @@ def test_the_profile_page_compares_two_versions(client, reviewer):
     assert "<code>*preview*</code>" in builtin
     assert "Tool-call repetition (seeds 002 and 004): the same call again and again." in builtin
     assert client.get("/profiles/nope/").status_code == 404
+
+
+@pytest.mark.django_db
+def test_the_profiles_page_imports_a_config_file(client, reviewer):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    client.force_login(reviewer)
+    upload = SimpleUploadedFile("qwen3.toml", LOOSE_TOML.encode(), content_type="application/toml")
+    answer = client.post("/profiles/", {"file": upload})
+    assert answer.url == "/profiles/loose/"
+    assert ProfileVersion.objects.get().origin == "import"
+    bad = SimpleUploadedFile("bad.toml", b"[profiles.x]\nmodels = 3\n", content_type="application/toml")
+    html = client.post("/profiles/", {"file": bad}).content.decode()
+    assert "bad.toml: profiles.x.models: expected a list of model-name globs" in html
+    assert ProfileVersion.objects.count() == 1
