@@ -9,6 +9,7 @@ import pytest
 
 from detector.config import get_profile, loads_config
 from detector.evaluation import CorpusRow
+from detector.monitor import Monitor
 from detector.params import ParamSpec
 from detector.tuning import (
     DetectionMark,
@@ -204,3 +205,46 @@ def test_candidate_values(spec, current, values):
 def test_folds_out_of_range_are_refused():
     with pytest.raises(ValueError, match="folds must be from 2 to 10"):
         tune(hand_case(), DEDUP_ONLY, folds=11)
+
+
+def mixed_streams() -> list[LabelledStream]:
+    """Text with and without loops, agents, and a stream of both, with time stamps."""
+    sentence = "I will check the configuration file again to be sure. "
+    text = [{"type": "content", "text": (sentence * 12)[i : i + 4]} for i in range(0, len(sentence) * 12, 4)]
+    prose = [{"type": "reasoning", "text": f"step {i} looks fine; ", "t": i / 10} for i in range(40)]
+    calls = [{"type": "tool_call", "name": "read_file", "args": {"path": "a.py"}, "t": 5.0}] * 5
+    failing = [{"type": "tool_result", "ok": False, "output": "error", "t": 6.0}]
+    turn = [{"type": "session", "id": "s", "model": "m"}, {"type": "turn"}]
+    streams = [
+        turn + text + [{"type": "finish"}],
+        turn + prose + [{"type": "finish"}],
+        turn + [e for call in calls for e in (call, *failing)] + [{"type": "finish"}],
+        turn
+        + prose[:10]
+        + calls[:2]
+        + text[:30]
+        + prose[10:]
+        + calls
+        + text
+        + [{"type": "finish", "reason": "length"}],
+    ]
+    return [LabelledStream(str(i), "loop", events, "m") for i, events in enumerate(streams)]
+
+
+def test_scoring_detectors_one_by_one_equals_running_the_whole_profile():
+    # The search runs each detector alone; that is exact because detectors
+    # never write to the stream context they share.
+    profile = get_profile("default")
+    evaluator = Evaluator(mixed_streams())
+    for index, stream in enumerate(evaluator.streams):
+        monitor, whole = Monitor(profile, model=stream.model), []
+        for number, event in enumerate(stream.events):
+            whole += [(number, d.detector, d.type, d.channel, d.start, d.end, d.at) for d in monitor.feed(event)]
+            if monitor.stopped:
+                break
+        found = [f for name, params in profile.detectors.items() for f in evaluator._run(index, name, params)]
+        stops = [f.event for f in found if f.stop]
+        by_parts = [(f.event, f.detector, f.type, f.channel, f.start, f.end, f.at) for f in found
+                    if not stops or f.event <= min(stops)]  # fmt: skip
+        assert sorted(by_parts) == sorted(whole), index
+        assert whole, index  # every stream fires something
