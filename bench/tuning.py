@@ -17,6 +17,7 @@ work), milliseconds of wall time per candidate, peak RSS, the verdict and the
 parameters changed; then the base and tuned figures.
 
     .venv/bin/python bench/tuning.py                      # 500 sessions, 5 folds
+    .venv/bin/python bench/tuning.py --quick              # 100 sessions
     .venv/bin/python bench/tuning.py --sessions 100 200 500 --folds 5
 """
 
@@ -100,7 +101,10 @@ def main() -> None:
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--max-evaluations", type=int, default=600)
     parser.add_argument("--seed", type=int, default=17)
+    parser.add_argument("--quick", action="store_true", help="100 sessions")
     args = parser.parse_args()
+    if args.quick:
+        args.sessions = [100]
     header = (
         f"{'sessions':>8} {'events':>9} {'folds':>5} {'candidates':>10} {'seconds':>8} {'CPU s':>7}"
         f" {'ms/cand':>8} {'peak RSS MB':>11}  verdict, changes"
