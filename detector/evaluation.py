@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -310,10 +310,11 @@ class CorpusScore:
         }
 
 
-def score_rows(path: str, rows: list[CorpusRow], profile: Profile) -> CorpusScore:
+def score_rows(path: str, rows: list[CorpusRow], profile: Profile | Callable[[CorpusRow], Profile]) -> CorpusScore:
+    """The score of `profile` on the rows, or of the profile `profile(row)` gives each row."""
     score = CorpusScore(path)
     for row in rows:
-        result = run_row(row, profile)
+        result = run_row(row, profile if isinstance(profile, Profile) else profile(row))
         # Overall delays are in characters: tool rows' (in calls) stay in their own group.
         score.overall.add(result, count_delay=row.channel != "tool_calls")
         score.channels.setdefault(row.channel, Score()).add(result)

@@ -17,6 +17,7 @@ COMMANDS = {
     "scan": "detector.cli.scan",
     "eval": "detector.cli.eval",
     "convert": "detector.cli.convert",
+    "tune": "detector.cli.tune",
     "lab": "loopguard_site.cli.lab",
     "import": "loopguard_site.cli.import_sessions",
     "replay": "loopguard_site.cli.replay",

@@ -1,6 +1,7 @@
 """`loopguard eval CORPUS.jsonl [CORPUS.jsonl ...] [--profile NAME] [--config FILE] [--json]`
 
-Runs a profile over labelled corpus files and prints recall, false-positive
+Runs a profile over labelled corpus files (with `--config` and no
+`--profile`, each row runs the profile of the file its model selects) and prints recall, false-positive
 rate, median and 90th-percentile delay, per row channel, with the ids of
 misses, false alarms and early alarms (definitions in `detector.evaluation`).
 Exit status 0; 2 on bad input (the message names the file and line).
@@ -12,8 +13,8 @@ import argparse
 import json
 import sys
 
-from ..config import Config, ConfigError, builtin_config, load_config
-from ..evaluation import CorpusError, CorpusScore, Score, percentile, read_corpus, score_rows
+from ..config import Config, ConfigError, Profile, builtin_config, load_config
+from ..evaluation import CorpusError, CorpusRow, CorpusScore, Score, percentile, read_corpus, score_rows
 
 HELP = "score a profile on labelled corpus files (recall, false-positive rate, delay)"
 
@@ -22,7 +23,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "corpus", nargs="+", metavar="CORPUS.jsonl", help="labelled corpus files (../shared/corpus schema)"
     )
-    parser.add_argument("--profile", default=None, help="profile name (default: 'default')")
+    parser.add_argument(
+        "--profile",
+        default=None,
+        help="profile name (default: with --config, the one each row's model selects; else 'default')",
+    )
     parser.add_argument("--config", default=None, metavar="FILE", help="TOML or JSON config holding the profile")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
 
@@ -77,14 +82,27 @@ def format_report(profile_name: str, scores: list[CorpusScore]) -> str:
 def run(args: argparse.Namespace) -> int:
     try:
         config: Config = load_config(args.config) if args.config else builtin_config()
-        profile = config.select(args.profile or "default")
         corpora = [(path, read_corpus(path)) for path in args.corpus]
+        if args.config and not args.profile:
+            used: dict[str, int] = {}
+            name = "by model"
+
+            def profile(row: CorpusRow) -> Profile:
+                chosen = config.select(model=row.model)
+                used[chosen.name] = used.get(chosen.name, 0) + 1
+                return chosen
+
+        else:
+            profile = config.select(args.profile or "default")
+            name = profile.name
         scores = [score_rows(path, rows, profile) for path, rows in corpora]
     except (ConfigError, CorpusError) as exc:
         print(f"loopguard eval: {exc}", file=sys.stderr)
         return 2
+    if name == "by model":
+        name = "by model (" + ", ".join(f"{p}: {n} rows" for p, n in used.items()) + ")"
     if args.json:
-        print(json.dumps({"profile": profile.name, "corpora": [s.to_dict() for s in scores]}, ensure_ascii=False))
+        print(json.dumps({"profile": name, "corpora": [s.to_dict() for s in scores]}, ensure_ascii=False))
     else:
-        print(format_report(profile.name, scores))
+        print(format_report(name, scores))
     return 0

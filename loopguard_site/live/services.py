@@ -220,7 +220,17 @@ def _check_open(session: Session) -> None:
 
 
 def _new_monitor(session: Session) -> Monitor:
-    return Monitor(session.profile or "default", config=replay_config(), model=session.model)
+    """A Monitor of the session's profile. Before its first event a session
+    takes the profile its model selects among its project's stored profiles
+    and the built-in ones (it was created with the built-in choice: the
+    transcripts app does not read stored profiles)."""
+    config = replay_config(session.project_id)
+    if not session.event_count:
+        chosen = config.select(model=session.model).name
+        if chosen != session.profile:
+            Session.objects.filter(pk=session.pk).update(profile=chosen)
+            session.profile = chosen
+    return Monitor(session.profile or "default", config=config, model=session.model)
 
 
 def stream_monitor(session: Session, stream: LiveStream) -> Monitor:

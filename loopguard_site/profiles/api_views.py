@@ -12,7 +12,15 @@ from loopguard_site.api import ApiError, api_view, json_body
 from .diff import profile_diff
 from .models import ProfileVersion
 from .selectors import latest_versions, tuning_job_for, tuning_progress, versions_visible_to
-from .services import ProfileError, profile_from_tuning, profiles_export, profiles_import, tuning_job_create
+from .services import (
+    ProfileError,
+    profile_from_tuning,
+    profile_version_text,
+    profiles_export,
+    profiles_import,
+    tuning_job_cancel,
+    tuning_job_create,
+)
 
 CONTENT_TYPES = {"toml": "application/toml", "json": "application/json"}
 
@@ -37,9 +45,29 @@ def profile_export(request: HttpRequest) -> HttpResponse:
         text = profiles_export(versions=versions_visible_to(request.user), fmt=fmt)
     except ProfileError as exc:
         raise _api_error(exc) from exc
+    return _config_file(text, fmt, "loopguard-profiles")
+
+
+def _config_file(text: str, fmt: str, stem: str) -> HttpResponse:
     response = HttpResponse(text, content_type=f"{CONTENT_TYPES[fmt]}; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="loopguard-profiles.{fmt}"'
+    response["Content-Disposition"] = f'attachment; filename="{stem}.{fmt}"'
     return response
+
+
+@api_view(("GET",))
+def profile_version_export(request: HttpRequest, name: str) -> HttpResponse:
+    """One version of a stored profile (`version`, default the latest) as a config file."""
+    versions = versions_visible_to(request.user).filter(name=name)
+    number = request.GET.get("version")
+    version = _version(request, name, number, "version") if number is not None else versions.first()
+    if version is None:
+        raise ApiError(f"no stored profile {name!r}", status=404)
+    fmt = request.GET.get("format", "toml")
+    try:
+        text = profile_version_text(version=version, fmt=fmt)
+    except ProfileError as exc:
+        raise _api_error(exc) from exc
+    return _config_file(text, fmt, f"{name}-v{version.version}")
 
 
 @api_view(("POST",))
@@ -87,6 +115,9 @@ def tuning_create(request: HttpRequest) -> JsonResponse:
             model_glob=body.get("model"),
             base_profile=body.get("profile"),
             fp_budget=body.get("fp_budget", 0),
+            folds=body.get("folds", 5),
+            max_evaluations=body.get("max_evaluations", 600),
+            time_limit=body.get("time_limit", 600),
         )
     except ProfileError as exc:
         raise _api_error(exc) from exc
@@ -108,7 +139,14 @@ def tuning_save(request: HttpRequest, job_id: int) -> JsonResponse:
             name=body.get("name"),
             models=body.get("models"),
             user=request.user,
+            accept_recall_loss=body.get("accept_recall_loss", False),
         )
     except ProfileError as exc:
         raise _api_error(exc) from exc
     return JsonResponse(_summary(version), status=201)
+
+
+@api_view(("POST",))
+def tuning_cancel(request: HttpRequest, job_id: int) -> JsonResponse:
+    job = tuning_job_cancel(job=tuning_job_for(request.user, job_id, Role.ADMIN))
+    return JsonResponse(tuning_progress(job))

@@ -20,18 +20,25 @@ class TuningJob(models.Model):
         RUNNING = "running"
         DONE = "done"
         FAILED = "failed"
+        CANCELLED = "cancelled"
 
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     # whose labelled sessions it tunes on
     project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="tuning_jobs")
     created = models.DateTimeField(auto_now_add=True)
-    model_glob = models.CharField(max_length=200, help_text="sessions whose model matches are tuned on")
+    model_glob = models.CharField(
+        max_length=200, help_text="sessions whose model matches one of these comma-separated globs are tuned on"
+    )
     base_profile = models.CharField(max_length=100)
     fp_budget = models.PositiveIntegerField(default=0, help_text="labelled clean sessions it may flag")
+    folds = models.PositiveSmallIntegerField(default=5, help_text="cross-validation folds, 2-10")
+    max_evaluations = models.PositiveIntegerField(default=600, help_text="candidates scored per search")
+    time_limit = models.PositiveIntegerField(default=600, help_text="seconds for the whole job")
     state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED, db_index=True)
     done = models.PositiveIntegerField(default=0, help_text="candidates scored")
     total = models.PositiveIntegerField(default=0)
     sessions = models.PositiveIntegerField(default=0, help_text="labelled sessions used")
+    labels = models.JSONField(default=list, blank=True, help_text="ids of the review labels it tuned on")
     result = models.JSONField(null=True, blank=True, help_text="TuningResult.to_dict()")
     error = models.TextField(blank=True)
     started = models.DateTimeField(null=True, blank=True)
@@ -42,6 +49,14 @@ class TuningJob(models.Model):
 
     def __str__(self) -> str:
         return f"tuning {self.pk} of {self.base_profile} for {self.model_glob} ({self.state})"
+
+    @property
+    def globs(self) -> list[str]:
+        return [glob.strip() for glob in self.model_glob.split(",") if glob.strip()]
+
+    @property
+    def is_finished(self) -> bool:
+        return self.state in (self.State.DONE, self.State.FAILED, self.State.CANCELLED)
 
 
 class ProfileVersion(models.Model):

@@ -11,17 +11,19 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max, QuerySet
 from django.utils import timezone
 
-from detector.config import BUILTIN_PROFILES, Profile, builtin_config, dump_config, loads_config, parse_config
+from detector.config import BUILTIN_PROFILES, Config, Profile, builtin_config, dump_config, loads_config, parse_config
 from detector.params import ConfigError
+from detector.tuning import FOLDS_RANGE, TuningCancelled, tune
 from loopguard_site.accounts.models import Project
 
 from .messages import send_tuning_progress
 from .models import ProfileVersion, TuningJob
 from .selectors import labelled_streams, profiles_config, stored_config
-from .tuning import tune
 
 PROFILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
-PROGRESS_EVERY = 5  # candidates scored between progress writes
+PROGRESS_EVERY = 5  # candidates scored between progress writes (and cancel checks)
+MAX_EVALUATIONS_RANGE = (1, 100_000)
+TIME_LIMIT_RANGE = (1, 24 * 3600)
 EXPORT_FORMATS = ("toml", "json")
 
 
@@ -77,19 +79,34 @@ def profile_version_create(
 
 
 def profile_from_tuning(
-    *, job: TuningJob, name: str, models: list[str] | None, user: AbstractBaseUser | None
+    *,
+    job: TuningJob,
+    name: str,
+    models: list[str] | None,
+    user: AbstractBaseUser | None,
+    accept_recall_loss: bool = False,
 ) -> ProfileVersion:
     """Store a finished tuning job's profile as a new version of `name` in
-    the job's project, selected for `models` (default: the job's model glob)."""
+    the job's project, selected for `models` (default: the job's model
+    globs). A profile that loses recall on the held-out folds is stored
+    only when `accept_recall_loss` says the caller saw that."""
     if job.state != TuningJob.State.DONE or not job.result:
         raise ProfileError(f"tuning job {job.pk} has not finished", field="job")
-    models = [job.model_glob] if models is None else models
-    if not isinstance(models, list) or not all(isinstance(m, str) and m for m in models):
+    if job.result.get("verdict") == "loses_recall" and accept_recall_loss is not True:
+        raise ProfileError(
+            "this profile catches fewer loops than the base on held-out sessions; "
+            "confirm that you accept the loss of recall to save it",
+            field="accept_recall_loss",
+        )
+    models = job.globs if models is None else models
+    if not isinstance(models, list) or not models or not all(isinstance(m, str) and m for m in models):
         raise ProfileError('"models" must be a list of model-name globs', field="models")
     # The result is jsonb (key order lost): the detectors go back in the order tuning ran them.
     tuned = job.result["profile"]
     table = {"models": models, **{name: tuned[name] for name in job.result["detector_order"]}}
-    table["description"] = f"tuned by job {job.pk} from {job.base_profile} on {job.sessions} labelled sessions"
+    table["description"] = (
+        f"tuned by job {job.pk} from {job.base_profile} on {job.sessions} labelled sessions ({len(job.labels)} labels)"
+    )
     try:
         profile = loads_config_table(name, table)
     except ConfigError as exc:
@@ -135,6 +152,37 @@ def profiles_export(*, versions: QuerySet[ProfileVersion], fmt: str) -> str:
     return dump_config(stored_config(versions), fmt)
 
 
+def _checked_whole(value: object, field: str, low: int, high: int) -> int:
+    """A whole number in [low, high], from JSON or a form's text."""
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ProfileError(f'"{field}" must be a whole number from {low} to {high}', field=field)
+    return value
+
+
+def _checked_globs(models: object) -> list[str]:
+    """Model globs from a comma-separated string or a list of strings."""
+    if isinstance(models, str):
+        models = models.split(",")
+    if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
+        raise ProfileError('"model" must be a model name or glob, or a list of them', field="model")
+    globs = [m.strip() for m in models if m.strip()]
+    if not globs:
+        raise ProfileError('"model" must be a model name or glob, or a list of them', field="model")
+    if any("," in glob for glob in globs) or len(", ".join(globs)) > 200:
+        raise ProfileError('"model": at most 200 characters of globs, none holding a comma', field="model")
+    return globs
+
+
+def profile_version_text(*, version: ProfileVersion, fmt: str) -> str:
+    """One stored version as a config file holding that profile alone."""
+    if fmt not in EXPORT_FORMATS:
+        raise ProfileError(f"format must be toml or json, not {fmt!r}", field="format")
+    profile = loads_config_table(version.name, {**version.table, "version": version.version})
+    return dump_config(Config({version.name: profile}), fmt)
+
+
 def tuning_job_create(
     *,
     user: AbstractBaseUser | None,
@@ -142,22 +190,31 @@ def tuning_job_create(
     model_glob: object,
     base_profile: object,
     fp_budget: object = 0,
+    folds: object = 5,
+    max_evaluations: object = 600,
+    time_limit: object = 600,
 ) -> TuningJob:
-    """A tuning job on the project's labelled sessions, enqueued once committed."""
-    if not isinstance(model_glob, str) or not model_glob.strip():
-        raise ProfileError('"model" must be a model name or glob', field="model")
+    """A tuning job on the project's labelled sessions whose model matches
+    one of `model_glob` (a glob, comma-separated globs or a list), enqueued
+    once committed."""
+    globs = _checked_globs(model_glob)
     known = profiles_config(project.pk).profiles
     if base_profile not in known:
         raise ProfileError(f"unknown profile {base_profile!r} (known: {', '.join(known)})", field="profile")
-    if isinstance(fp_budget, bool) or not isinstance(fp_budget, int) or fp_budget < 0:
-        raise ProfileError('"fp_budget" must be a whole number, at least 0', field="fp_budget")
+    fp_budget = _checked_whole(fp_budget, "fp_budget", 0, 1_000_000)
+    folds = _checked_whole(folds, "folds", *FOLDS_RANGE)
+    max_evaluations = _checked_whole(max_evaluations, "max_evaluations", *MAX_EVALUATIONS_RANGE)
+    time_limit = _checked_whole(time_limit, "time_limit", *TIME_LIMIT_RANGE)
     with transaction.atomic():
         job = TuningJob.objects.create(
             created_by=user,
             project=project,
-            model_glob=model_glob.strip(),
+            model_glob=", ".join(globs),
             base_profile=base_profile,
             fp_budget=fp_budget,
+            folds=folds,
+            max_evaluations=max_evaluations,
+            time_limit=time_limit,
         )
         transaction.on_commit(lambda: _enqueue(job.pk))
     return job
@@ -169,10 +226,27 @@ def _enqueue(job_id: int) -> None:
     tuning_job_run.delay(job_id)
 
 
-def _job_update(job_id: int, **fields) -> None:
-    """Update the job and tell its watchers."""
-    TuningJob.objects.filter(pk=job_id).update(**fields)
+def _job_update(job_id: int, *, running_only: bool = False, **fields) -> bool:
+    """Update the job (with `running_only`, only while it runs: a cancel
+    wins) and tell its watchers."""
+    jobs = TuningJob.objects.filter(pk=job_id)
+    if running_only:
+        jobs = jobs.filter(state=TuningJob.State.RUNNING)
+    updated = jobs.update(**fields)
     send_tuning_progress(TuningJob.objects.get(pk=job_id))
+    return bool(updated)
+
+
+def tuning_job_cancel(*, job: TuningJob) -> TuningJob:
+    """Stop a queued or running job; a running search stops at its next
+    check (every PROGRESS_EVERY candidates) and stores nothing."""
+    active = (TuningJob.State.QUEUED, TuningJob.State.RUNNING)
+    if TuningJob.objects.filter(pk=job.pk, state__in=active).update(
+        state=TuningJob.State.CANCELLED, finished=timezone.now()
+    ):
+        send_tuning_progress(TuningJob.objects.get(pk=job.pk))
+    job.refresh_from_db()
+    return job
 
 
 def tuning_job_execute(*, job_id: int) -> None:
@@ -184,20 +258,46 @@ def tuning_job_execute(*, job_id: int) -> None:
     job = TuningJob.objects.get(pk=job_id)
     try:
         base = profiles_config(job.project_id).select(job.base_profile)
-        streams = labelled_streams(job.project_id, job.model_glob)
+        streams, label_ids = labelled_streams(job.project_id, job.globs)
         if not streams:
             raise ProfileError(f"no labelled session has a model matching {job.model_glob!r}")
-        _job_update(job_id, sessions=len(streams))
+        _job_update(job_id, running_only=True, sessions=len(streams), labels=label_ids)
+
+        scored = [0]
 
         def progress(done: int, total: int) -> None:
+            scored[0] = done
             if done < total and done % PROGRESS_EVERY == 0:
-                _job_update(job_id, done=done, total=total)
+                _job_update(job_id, running_only=True, done=done, total=total)
 
-        result = tune(streams, base, fp_budget=job.fp_budget, progress=progress)
+        def cancelled() -> bool:  # asked after every candidate; the database every PROGRESS_EVERY
+            if scored[0] % PROGRESS_EVERY:
+                return False
+            return TuningJob.objects.filter(pk=job_id, state=TuningJob.State.CANCELLED).exists()
+
+        result = tune(
+            streams,
+            base,
+            folds=job.folds,
+            fp_budget=job.fp_budget,
+            max_evaluations=job.max_evaluations,
+            time_limit=job.time_limit,
+            progress=progress,
+            cancelled=cancelled,
+        )
+    except TuningCancelled:
+        return
     except Exception as exc:  # noqa: BLE001 - the job records any failure for its page
-        _job_update(job_id, state=TuningJob.State.FAILED, error=f"{type(exc).__name__}: {exc}", finished=timezone.now())
+        error = f"{type(exc).__name__}: {exc}"
+        _job_update(job_id, running_only=True, state=TuningJob.State.FAILED, error=error, finished=timezone.now())
         return
     done = result.evaluations
     _job_update(
-        job_id, state=TuningJob.State.DONE, result=result.to_dict(), done=done, total=done, finished=timezone.now()
+        job_id,
+        running_only=True,
+        state=TuningJob.State.DONE,
+        result=result.to_dict(),
+        done=done,
+        total=done,
+        finished=timezone.now(),
     )

@@ -42,6 +42,21 @@ def reviewer_labels(*, session_id: int, reviewer: AbstractBaseUser) -> dict[str,
     return dict(Label.objects.filter(session_id=session_id, reviewer=reviewer).values_list("item", "label"))
 
 
+def item_signature(item: str) -> dict | None:
+    """The signature fields of a detection item (None for the session item).
+
+    >>> item_signature("text_loop|block|content|10|90|120")["start"]
+    10
+    """
+    if item == SESSION_ITEM:
+        return None
+    values = item.split("|")
+    return {
+        name: int(value) if name in ("start", "end", "at") else value
+        for name, value in zip(SIGNATURE, values, strict=True)
+    }
+
+
 def channel_length(session_id: int, channel: str) -> int:
     """Characters of a text channel, or tool calls on `tools`, in the session."""
     events = Event.objects.filter(session_id=session_id)
@@ -199,6 +214,14 @@ def _item_labels(session_ids: Iterable[int] | None) -> dict[int, list[ItemLabels
 def session_truths(session_ids: Iterable[int] | None = None) -> dict[int, SessionTruth]:
     """The labelled truth (truth.py) of the given sessions (None: every
     session with a label); unlabelled sessions are left out."""
+    return {session_id: truth for session_id, (truth, _) in labelled_session_items(session_ids).items()}
+
+
+def labelled_session_items(
+    session_ids: Iterable[int] | None = None,
+) -> dict[int, tuple[SessionTruth, list[ItemLabels]]]:
+    """The labelled sessions' truth with their labelled items (what tuning
+    scores each detection by); unlabelled sessions are left out."""
     items = _item_labels(session_ids)
     detection_items: dict[int, set[str]] = defaultdict(set)
     for session_id, detection in _signature_rows(Detection.objects.filter(session_id__in=list(items))):
@@ -207,7 +230,7 @@ def session_truths(session_ids: Iterable[int] | None = None) -> dict[int, Sessio
     for session_id, labelled in items.items():
         truth = session_truth(labelled, detection_items[session_id])
         if truth.label is not None:
-            truths[session_id] = truth
+            truths[session_id] = (truth, labelled)
     return truths
 
 

@@ -3,7 +3,7 @@
 (function () {
   "use strict";
   const section = document.getElementById("tuning-job");
-  const FINISHED = ["done", "failed"];
+  const FINISHED = ["done", "failed", "cancelled"];
   if (!section || FINISHED.includes(section.dataset.state)) return;
   const bar = document.getElementById("tuning-progress");
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from detector.evaluation import CorpusRow, loop_start_position, read_corpus, row_events
-from loopguard_site.profiles.tuning import LabelledStream
+from detector.tuning import LabelledStream
 from loopguard_site.review.services import label_session_set
 from loopguard_site.transcripts.models import Event, Session
 from loopguard_site.transcripts.services import session_create_from_events

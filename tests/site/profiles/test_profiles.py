@@ -44,10 +44,19 @@ def test_a_tuning_job_on_labelled_sessions_removes_the_false_positive(reviewer):
 
     assert (job.state, job.sessions, job.error, job.done, job.total > 0) == ("done", 8, "", job.total, True)
     assert job.result["changes"] == [{"detector": "tool_dedup", "param": "min_occurrences", "before": 2, "after": 3}]
-    normal = sessions["tau-gpt4o-repeat-searches-later"]
-    assert job.result["flips"] == [{"session": str(normal.pk), "label": "normal", "before": True, "after": False}]
+    normal, looping = sessions["tau-gpt4o-repeat-searches-later"], sessions["gh-kimicli-1950-reread-files"]
+    changed = {s["session"]: (s["change"], s["held_out_change"]) for s in job.result["sessions"]}
+    assert changed == {
+        str(looping.pk): ("caught 1 tool call later", "caught 1 tool call later"),
+        str(normal.pk): ("false positive removed", ""),
+    }
     assert (job.result["before"]["false_positives"], job.result["after"]["false_positives"]) == (1, 0)
+    assert (job.result["before"]["false_detections"], job.result["after"]["false_detections"]) == (4, 0)
     assert (job.result["before"]["recall"], job.result["after"]["recall"]) == (1.0, 1.0)
+    # The only false positive is in one fold: the other folds cannot learn it, so held out nothing changes.
+    assert job.result["held_out"]["after"] == job.result["before"]
+    assert job.result["verdict"] == "no held-out gain"
+    assert len(job.labels) == 8 and job.result["warnings"][0].startswith("only 3 labelled loop sessions")
     assert (version.name, version.version, version.tuning_job, version.created_by, version.origin) == (
         "loose",
         2,

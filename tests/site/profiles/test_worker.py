@@ -52,7 +52,9 @@ def test_a_worker_process_tunes_and_progress_arrives_over_the_websocket(celery_w
     assert (job["state"], job["sessions"], job["error"]) == ("done", 8, ""), worker.log.read_text()
     assert job["result"]["changes"] == [{"detector": "tool_dedup", "param": "min_occurrences", "before": 2, "after": 3}]
     normal = sessions["tau-gpt4o-repeat-searches-later"]
-    assert job["result"]["flips"] == [{"session": str(normal.pk), "label": "normal", "before": True, "after": False}]
+    assert [s["change"] for s in job["result"]["sessions"] if s["session"] == str(normal.pk)] == [
+        "false positive removed"
+    ]
     evaluations = job["result"]["evaluations"]
     assert messages[:2] == [
         {"id": job_id, "state": "queued", "done": 0, "total": 0},
