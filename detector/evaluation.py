@@ -1,4 +1,5 @@
-"""Scoring a profile on a labelled corpus (../shared/corpus/*.jsonl).
+"""Scoring a profile on a labelled corpus (`*.jsonl` or `*.jsonl.gz`; the schema is
+in fixtures/corpus/README.md).
 
 A corpus row is replayed as a stream: a `session` event with the row's model,
 a `turn` event, then the row's `text` in 4-character deltas on its channel
@@ -30,6 +31,7 @@ Rows are independent streams; the work is O(total text) per profile.
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 from collections.abc import Iterator
@@ -68,10 +70,14 @@ def _row_error(path: str, line: int, message: str) -> CorpusError:
 
 
 def read_corpus(path: str | Path) -> list[CorpusRow]:
-    """All rows of a corpus file, checked against the schema."""
+    """All rows of a corpus file (plain or gzip-compressed, `*.gz`), checked
+    against the schema."""
     path = str(path)
     try:
-        handle = open(path, encoding="utf-8")
+        if path.endswith(".gz"):
+            handle = gzip.open(path, "rt", encoding="utf-8")
+        else:
+            handle = open(path, encoding="utf-8")
     except OSError as exc:
         raise CorpusError(f"{path}: cannot read: {exc.strerror}") from exc
     rows = []
@@ -82,6 +88,8 @@ def read_corpus(path: str | Path) -> list[CorpusRow]:
                     rows.append(_parse_row(raw, path, number))
         except UnicodeDecodeError as exc:
             raise CorpusError(f"{path}: not UTF-8 text ({exc.reason})") from exc
+        except (OSError, EOFError) as exc:  # a .gz file that is not gzip, or cut short
+            raise CorpusError(f"{path}: cannot read: {exc}") from exc
     return rows
 
 

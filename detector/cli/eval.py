@@ -20,7 +20,10 @@ HELP = "score a profile on labelled corpus files (recall, false-positive rate, d
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "corpus", nargs="+", metavar="CORPUS.jsonl", help="labelled corpus files (../shared/corpus schema)"
+        "corpus",
+        nargs="+",
+        metavar="CORPUS.jsonl",
+        help="labelled corpus files, plain or gzip-compressed (schema: fixtures/corpus/README.md)",
     )
     parser.add_argument("--profile", default=None, help="profile name (default: 'default')")
     parser.add_argument("--config", default=None, metavar="FILE", help="TOML or JSON config holding the profile")

@@ -4,7 +4,7 @@ Reads one transcript in any format the importers know (`-`: standard
 input), runs a profile's detectors over its events and reports the loops:
 one line per detection, or with `--json` one object per session
 (``{"session", "model", "profile", "events", "detections"}``, detections as
-in ../shared/docs/event-format.md).
+in docs/event-format.md).
 
 The profile is `--profile` (from `--config` if given, else the built-in
 ones); without it, the first profile of the config whose model globs match

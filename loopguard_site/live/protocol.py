@@ -1,4 +1,4 @@
-"""The producer's messages (../shared/docs/api.md, "Live ingest"), parsed
+"""The producer's messages (docs/api.md, "Live ingest"), parsed
 and checked before anything is stored. Pure: a dict in, an `IngestMessage`
 out, or a `ProtocolError` naming the field.
 
