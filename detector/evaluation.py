@@ -41,6 +41,7 @@ from pathlib import Path
 from .config import Profile
 from .events import EventError
 from .importers.builder import tool_args
+from .llm_judge import ChatClient
 from .monitor import Monitor
 
 CHUNK_CHARS = 4
@@ -187,8 +188,8 @@ class RowResult:
         return self.hit_at - loop_start_position(self.row)
 
 
-def run_row(row: CorpusRow, profile: Profile) -> RowResult:
-    monitor = Monitor(profile, model=row.model)
+def run_row(row: CorpusRow, profile: Profile, *, judge_client: ChatClient | None = None) -> RowResult:
+    monitor = Monitor(profile, model=row.model, judge_client=judge_client)
     detections = []
     for event in row_events(row):
         try:
@@ -318,10 +319,13 @@ class CorpusScore:
         }
 
 
-def score_rows(path: str, rows: list[CorpusRow], profile: Profile) -> CorpusScore:
+def score_rows(
+    path: str, rows: list[CorpusRow], profile: Profile, *, judge_client: ChatClient | None = None
+) -> CorpusScore:
+    """`judge_client`: the LLM judge's chat client, when the profile has one."""
     score = CorpusScore(path)
     for row in rows:
-        result = run_row(row, profile)
+        result = run_row(row, profile, judge_client=judge_client)
         # Overall delays are in characters: tool rows' (in calls) stay in their own group.
         score.overall.add(result, count_delay=row.channel != "tool_calls")
         score.channels.setdefault(row.channel, Score()).add(result)

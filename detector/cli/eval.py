@@ -12,6 +12,7 @@ import argparse
 import json
 import sys
 
+from ..chat_client import judge_client_for
 from ..config import Config, ConfigError, builtin_config, load_config
 from ..evaluation import CorpusError, CorpusScore, Score, percentile, read_corpus, score_rows
 
@@ -82,7 +83,8 @@ def run(args: argparse.Namespace) -> int:
         config: Config = load_config(args.config) if args.config else builtin_config()
         profile = config.select(args.profile or "default")
         corpora = [(path, read_corpus(path)) for path in args.corpus]
-        scores = [score_rows(path, rows, profile) for path, rows in corpora]
+        judge_client = judge_client_for(profile)
+        scores = [score_rows(path, rows, profile, judge_client=judge_client) for path, rows in corpora]
     except (ConfigError, CorpusError) as exc:
         print(f"loopguard eval: {exc}", file=sys.stderr)
         return 2
