@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import anthropic_messages, claude_code, cline, codex, gemini_cli, loopguard_events, openai_chat, otel
+from .builder import TranscriptBuilder
 from .detect import detect
 from .source import Source, decode
 from .transcript import Transcript, TranscriptError
@@ -26,7 +27,20 @@ PARSERS = {module.NAME: module for module in _PARSER_MODULES}
 FORMATS = tuple(PARSERS)
 PARSER_VERSIONS = {name: module.VERSION for name, module in PARSERS.items()}
 
-__all__ = ["FORMATS", "PARSER_VERSIONS", "Transcript", "TranscriptError", "parse_bytes", "parse_path"]
+# `PARSERS`, `Source` and `TranscriptBuilder` import a stream as it comes:
+# builder = TranscriptBuilder(Source(name, ""), module.NAME, module.VERSION),
+# then a streaming format's `module.ChunkReader(builder)` fed chunk by chunk.
+__all__ = [
+    "FORMATS",
+    "PARSERS",
+    "PARSER_VERSIONS",
+    "Source",
+    "Transcript",
+    "TranscriptBuilder",
+    "TranscriptError",
+    "parse_bytes",
+    "parse_path",
+]
 
 
 def parse_bytes(data: bytes, filename: str = "-", fmt: str = "auto") -> Transcript:

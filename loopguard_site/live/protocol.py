@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from detector.events import EventError, validate_event
+from detector import EventError, validate_event
 from loopguard_site.transcripts.storable import unstorable_event
 
 MAX_EVENTS_PER_MESSAGE = 10_000

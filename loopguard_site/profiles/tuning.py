@@ -34,8 +34,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from detector import Monitor
 from detector.config import Profile
-from detector.monitor import Monitor
 from detector.params import ConfigError, ParamSpec, build_params, param_specs
 from detector.registry import DETECTORS
 from loopguard_site.replay.metrics import LabelledOutcome, profile_metrics

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from detector.events import TEXT_CHANNELS
+from detector import TEXT_CHANNELS
 
 from .charts import clickable_detections, timeline_figure
 from .panels import CONTEXT_CALLS, CONTEXT_CHARS, PAGE_CALLS, PAGE_CHARS, text_panel, tool_panel

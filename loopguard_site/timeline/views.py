@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from detector.events import TEXT_CHANNELS
+from detector import TEXT_CHANNELS
 from loopguard_site.transcripts.selectors import session_for
 
 from .charts import AXES, clickable_detections, timeline_figure
