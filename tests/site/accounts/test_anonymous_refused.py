@@ -106,7 +106,7 @@ def http_cases(world: dict):
 
 def test_the_walk_finds_every_app(world):
     names = {name.split(":")[0] for name, _ in http_cases(world)}
-    assert names == {"live", "transcripts", "replay", "review", "profiles", "timeline", "proxy", "accounts"}
+    assert names == {"live", "transcripts", "replay", "review", "profiles", "timeline", "proxy", "accounts", "api"}
 
 
 @pytest.mark.django_db
