@@ -2,7 +2,7 @@
 (the labelled corpus gzip-compressed in `fixtures/corpus/`, the format
 samples in `fixtures/formats/`), so a fresh clone's suite needs nothing
 beside it. The only place tests find this data; the names are those of
-the days it lived in `../shared`."""
+the days it lived outside the repository."""
 
 from __future__ import annotations
 
