@@ -1,4 +1,4 @@
-"""Accuracy of the built-in profiles on every file of ../shared/corpus, as one table.
+"""Accuracy of the built-in profiles on every file of fixtures/corpus (or the --corpus files), as one table.
 
 `loopguard eval`'s scoring (detector/evaluation.py) over the rows of all corpus
 files together, for the profiles default, seed000 and gemini, and for the
@@ -20,10 +20,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.corpus import add_corpus_argument, corpus_files, corpus_name  # noqa: E402
 from detector.config import Profile, builtin_config  # noqa: E402
 from detector.evaluation import CorpusRow, Score, percentile, read_corpus, score_rows  # noqa: E402
 
-CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
 PROFILES = ("default", "seed000", "gemini")
 # Detectors that read text channels; the rest of `default` are the tool detectors.
 TEXT_DETECTORS = ("text_loop", "content_chanting", "reasoning_checkpoint")
@@ -31,17 +31,15 @@ QUICK_FULL_FILE = "real_small.jsonl"
 QUICK_STRIDE = 10
 
 
-def corpus_rows(quick: bool) -> tuple[list[CorpusRow], list[str]]:
+def corpus_rows(quick: bool, paths: list[Path] | None = None) -> tuple[list[CorpusRow], list[str]]:
     rows: list[CorpusRow] = []
     names = []
-    for path in sorted(CORPUS.glob("*.jsonl")):
+    for path in corpus_files(paths):
         file_rows = read_corpus(path)
-        if quick and path.name != QUICK_FULL_FILE:
+        if quick and corpus_name(path) != QUICK_FULL_FILE:
             file_rows = file_rows[::QUICK_STRIDE]
         rows += file_rows
-        names.append(f"{path.name} ({len(file_rows):,} rows)")
-    if not rows:
-        raise SystemExit(f"no corpus files in {CORPUS}")
+        names.append(f"{corpus_name(path)} ({len(file_rows):,} rows)")
     return rows, names
 
 
@@ -66,8 +64,9 @@ def table_row(profile: str, rows: str, score: Score) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help=f"{QUICK_FULL_FILE} and every {QUICK_STRIDE}th other row")
+    add_corpus_argument(parser)
     args = parser.parse_args(argv)
-    rows, names = corpus_rows(args.quick)
+    rows, names = corpus_rows(args.quick, args.corpus)
     tool_rows = [row for row in rows if row.channel == "tool_calls"]
     config = builtin_config()
     runs = [(name, config.select(name), rows) for name in PROFILES] + [("tool detectors", tool_profile(), tool_rows)]

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import statistics
 import sys
 import time
@@ -32,10 +31,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.corpus import add_corpus_argument, corpus_files  # noqa: E402
 from detector import Monitor  # noqa: E402
 from detector.config import Profile  # noqa: E402
+from detector.evaluation import read_corpus  # noqa: E402
 
-CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
 SIZES = {"10 KB": 10_000, "100 KB": 100_000, "1 MB": 1_000_000, "10 MB": 10_000_000}
 PROFILES = ("default", "seed000", "gemini")
 CHUNK = 4
@@ -48,24 +48,22 @@ LONGEST_FOR_ALL = 1_000_000
 WARM_UP_CHARS = 100_000
 
 
-def corpus_texts(limit: int) -> dict[str, tuple[str, str]]:
+def corpus_texts(limit: int, paths: list[Path] | None = None) -> dict[str, tuple[str, str]]:
     """The three streams (channel, text), each repeated up to `limit` characters."""
     parts: dict[str, list[str]] = {"content": [], "thinking": [], "looping": []}
-    for path in sorted(CORPUS.glob("*.jsonl")):
-        with open(path, encoding="utf-8") as handle:
-            for line in handle:
-                row = json.loads(line)
-                if row["label"] == "loop" and row["channel"] == "content":
-                    parts["looping"].append(row["text"])
-                elif row["label"] == "normal" and row["channel"] == "content":
-                    parts["content"].append(row["text"])
-                elif row["label"] == "normal" and row["channel"] == "reasoning":
-                    parts["thinking"].append(row["text"])
+    files = corpus_files(paths)
+    for row in (row for path in files for row in read_corpus(path)):
+        if row.label == "loop" and row.channel == "content":
+            parts["looping"].append(row.text)
+        elif row.label == "normal" and row.channel == "content":
+            parts["content"].append(row.text)
+        elif row.label == "normal" and row.channel == "reasoning":
+            parts["thinking"].append(row.text)
     streams = {}
     for name, texts in parts.items():
         text = "\n\n".join(texts)
         if not text:
-            raise SystemExit(f"no rows for the {name} stream in {CORPUS}")
+            raise SystemExit(f"no rows for the {name} stream in {', '.join(map(str, files))}")
         channel = "reasoning" if name == "thinking" else "content"
         streams[name] = (channel, (text * (limit // len(text) + 1))[:limit])
     return streams
@@ -114,9 +112,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="10 KB and 100 KB streams only")
     parser.add_argument("--rounds", type=int, default=3, help="times each row is run; the fastest counts (default 3)")
+    add_corpus_argument(parser)
     args = parser.parse_args(argv)
     sizes = {k: v for k, v in SIZES.items() if not args.quick or v <= 100_000}
-    streams = corpus_texts(max(sizes.values()))
+    streams = corpus_texts(max(sizes.values()), args.corpus)
     runners = {"bare append": None, "monitor only": Profile("none", {})}
     runners.update({name: name for name in PROFILES})
     header = (

@@ -4,7 +4,7 @@ worker processes, on PostgreSQL and Redis.
 N real sessions are imported through `session_import_file` (the service
 behind the upload page, the API and `loopguard import`) into a dedicated
 database (`loopguard_bench_replay`, created and dropped here): the samples of
-../shared/formats as they are, then corpus rows (../shared/corpus) as
+fixtures/formats as they are, then corpus rows (fixtures/corpus) as
 `events` files, each row streamed the way `loopguard eval` replays it
 (4-character deltas; tool_calls rows as tool calls). One replay job
 (`replay_job_create`) over all of them through the profile is then timed
@@ -27,24 +27,23 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.lab_processes import ROOT, bench_lab, load_average, processes  # noqa: E402
+from bench.corpus import FORMATS_DIR, add_corpus_argument, corpus_files  # noqa: E402
+from bench.lab_processes import bench_lab, load_average, processes  # noqa: E402
 from detector.evaluation import read_corpus, row_events  # noqa: E402
 
-CORPUS = ROOT.parent / "shared" / "corpus"
-FORMATS = ROOT.parent / "shared" / "formats"
 DATABASE = "loopguard_bench_replay"
 REDIS_DB = 12
 JOB_TIMEOUT_S = 900  # a replay that takes longer is abandoned (the table says so)
 
 
-def session_files(count: int) -> list[tuple[str, bytes]]:
+def session_files(count: int, corpus: list[Path] | None = None) -> list[tuple[str, bytes]]:
     """(filename, bytes) of `count` transcripts: the format samples, then corpus rows."""
     files = [
-        (str(path.relative_to(FORMATS)), path.read_bytes())
-        for path in sorted(FORMATS.rglob("*"))
+        (str(path.relative_to(FORMATS_DIR)), path.read_bytes())
+        for path in sorted(FORMATS_DIR.rglob("*"))
         if path.is_file() and path.name != "SOURCES.md"
     ]
-    rows = [row for path in sorted(CORPUS.glob("*.jsonl")) for row in read_corpus(path)]
+    rows = [row for path in corpus_files(corpus) for row in read_corpus(path)]
     # Interleave the corpus files' rows so a small N still mixes loops, normals and tool calls.
     rows.sort(key=lambda row: (row.line, row.source))
     for row in rows[: max(0, count - len(files))]:
@@ -92,10 +91,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="40 sessions instead of 200")
     parser.add_argument("--sessions", type=int, default=None, help="number of sessions (default 200, --quick 40)")
     parser.add_argument("--profile", action="append", default=None, help="profile to replay through (default: default)")
+    add_corpus_argument(parser)
     args = parser.parse_args(argv)
     count = args.sessions or (40 if args.quick else 200)
     profiles = args.profile or ["default"]
-    files = session_files(count)
+    files = session_files(count, args.corpus)
     logs = Path(tempfile.mkdtemp(prefix="loopguard-bench-replay-"))
     with bench_lab(DATABASE, REDIS_DB) as env, processes() as workers:
         from loopguard_site.celery import app

@@ -28,10 +28,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.lab_processes import HOST, ROOT, bench_lab, load_average, processes, start_daphne  # noqa: E402
+from bench.corpus import add_corpus_argument, corpus_files  # noqa: E402
+from bench.lab_processes import HOST, bench_lab, load_average, processes, start_daphne  # noqa: E402
 from detector.evaluation import read_corpus  # noqa: E402
 
-CORPUS = ROOT.parent / "shared" / "corpus"
 DATABASE = "loopguard_bench_ui"
 REDIS_DB = 10
 TEXT_CHARS = 1_000_000
@@ -51,9 +51,9 @@ INTERACTIVE_MARKER = """
 """
 
 
-def session_events(limit: int) -> list[dict]:
+def session_events(limit: int, corpus: list[Path] | None = None) -> list[dict]:
     """Corpus rows as one session: reasoning rows first, then content rows, until `limit` characters."""
-    rows = [row for path in sorted(CORPUS.glob("*.jsonl")) for row in read_corpus(path)]
+    rows = [row for path in corpus_files(corpus) for row in read_corpus(path)]
     reasoning = [r for r in rows if r.channel == "reasoning" and r.label == "normal"]
     content = [r for r in rows if r.channel == "content"]
     events: list[dict] = [{"type": "session", "model": "bench"}]
@@ -70,7 +70,7 @@ def session_events(limit: int) -> list[dict]:
     return events
 
 
-def bench_session() -> tuple[object, int, int, int]:
+def bench_session(corpus: list[Path] | None = None) -> tuple[object, int, int, int]:
     from django.contrib.auth import get_user_model
 
     from loopguard_site.replay.models import Detection
@@ -78,7 +78,7 @@ def bench_session() -> tuple[object, int, int, int]:
     from loopguard_site.transcripts.services import session_create_from_events
 
     user = get_user_model().objects.create_user(username="bench-ui", password=None)
-    events = session_events(TEXT_CHARS)
+    events = session_events(TEXT_CHARS, corpus)
     session = session_create_from_events(
         title="bench 1 MB", model="bench", source_format="events", parser_version="bench", events=events, uploader=user
     )
@@ -124,13 +124,14 @@ def timed_load(driver, url: str) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="3 runs instead of 5")
+    add_corpus_argument(parser)
     args = parser.parse_args(argv)
     runs = 3 if args.quick else 5
     logs = Path(tempfile.mkdtemp(prefix="loopguard-bench-ui-"))
     with bench_lab(DATABASE, REDIS_DB) as env, processes() as servers:
         from tests.browser import new_chromium_driver
 
-        user, session_id, chars, detections = bench_session()
+        user, session_id, chars, detections = bench_session(args.corpus)
         _, port = start_daphne(servers, env, logs / "daphne.log")
         base = f"http://{HOST}:{port}"
         name, value = session_cookie(user)

@@ -6,12 +6,33 @@
 []
 
 Pure Python, standard library only: no Django, no clock, no I/O outside the
-command line (`detector.cli`) and the live client.
+command line (`detector.cli`), the live client and the LLM judge's HTTP client
+(`detector.chat_client`).
+
+The public API is the names of `__all__` below and these modules (their
+`__all__` where they have one, else their names without a leading
+underscore); everything else may change without notice. The lab uses
+nothing else (tests/site/foundation/test_detector_public_api.py).
+
+Public modules:
+
+- `detector.config`: profiles and config files (TOML, JSON), the built-in ones.
+- `detector.params`: the parameter declarations of each detector (name,
+  default, range), which the tuner reads.
+- `detector.registry`: every detector family by its name (`DETECTORS`).
+- `detector.importers`: transcript formats in, events out (incrementally,
+  with a format's `ChunkReader`, for streams).
+- `detector.evaluation`: scoring a profile on a labelled corpus.
+- `detector.loop_signal`: which detections stop a stream.
+- `detector.chat_client`: the LLM judge's HTTP client.
+- `detector.cli`: the `loopguard` command line.
 """
 
+from .backoff import backoff_seconds
+from .base import StreamContext
 from .config import Config, Profile, builtin_config, dump_config, get_profile, load_config, loads_config
 from .detection import ACTIONS, Checkpoint, Detection
-from .events import EVENT_TYPES, EventError, validate_event
+from .events import EVENT_TYPES, TEXT_CHANNELS, EventError, validate_event
 from .live_client import LiveSession, LiveSessionError
 from .loop_signal import LoopDetected
 from .monitor import Monitor
@@ -31,6 +52,9 @@ __all__ = [
     "LoopDetected",
     "Monitor",
     "Profile",
+    "StreamContext",
+    "TEXT_CHANNELS",
+    "backoff_seconds",
     "builtin_config",
     "dump_config",
     "get_profile",

@@ -56,6 +56,10 @@ class Detector:
     # result for the run as for its chunks one by one, and fire nothing on
     # a text event without `t`.
     reads_text_whole: ClassVar[bool] = False
+    # True: the detector asks another service (the LLM judge): it is built
+    # with `client=`, the callable the Monitor's owner hands in; detectors do
+    # no I/O of their own.
+    takes_client: ClassVar[bool] = False
 
     def __init__(self, params: Any = None):
         self.params = params if params is not None else self.Params()

@@ -2,7 +2,7 @@
 (a checkpoint-style detector evaluated a range, loop or not).
 
 Both are frozen, slotted records; `to_dict()` gives the fields of the
-contract in ../shared/docs/event-format.md.
+contract in docs/event-format.md.
 """
 
 from __future__ import annotations

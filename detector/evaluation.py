@@ -1,4 +1,5 @@
-"""Scoring a profile on a labelled corpus (../shared/corpus/*.jsonl).
+"""Scoring a profile on a labelled corpus (`*.jsonl` or `*.jsonl.gz`; the schema is
+in fixtures/corpus/README.md).
 
 A corpus row is replayed as a stream: a `session` event with the row's model,
 a `turn` event, then the row's `text` in 4-character deltas on its channel
@@ -30,6 +31,7 @@ Rows are independent streams; the work is O(total text) per profile.
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -39,6 +41,7 @@ from pathlib import Path
 from .config import Profile
 from .events import EventError
 from .importers.builder import tool_args
+from .llm_judge import ChatClient
 from .monitor import Monitor
 
 CHUNK_CHARS = 4
@@ -68,10 +71,14 @@ def _row_error(path: str, line: int, message: str) -> CorpusError:
 
 
 def read_corpus(path: str | Path) -> list[CorpusRow]:
-    """All rows of a corpus file, checked against the schema."""
+    """All rows of a corpus file (plain or gzip-compressed, `*.gz`), checked
+    against the schema."""
     path = str(path)
     try:
-        handle = open(path, encoding="utf-8")
+        if path.endswith(".gz"):
+            handle = gzip.open(path, "rt", encoding="utf-8")
+        else:
+            handle = open(path, encoding="utf-8")
     except OSError as exc:
         raise CorpusError(f"{path}: cannot read: {exc.strerror}") from exc
     rows = []
@@ -82,6 +89,8 @@ def read_corpus(path: str | Path) -> list[CorpusRow]:
                     rows.append(_parse_row(raw, path, number))
         except UnicodeDecodeError as exc:
             raise CorpusError(f"{path}: not UTF-8 text ({exc.reason})") from exc
+        except (OSError, EOFError) as exc:  # a .gz file that is not gzip, or cut short
+            raise CorpusError(f"{path}: cannot read: {exc}") from exc
     return rows
 
 
@@ -179,8 +188,8 @@ class RowResult:
         return self.hit_at - loop_start_position(self.row)
 
 
-def run_row(row: CorpusRow, profile: Profile) -> RowResult:
-    monitor = Monitor(profile, model=row.model)
+def run_row(row: CorpusRow, profile: Profile, *, judge_client: ChatClient | None = None) -> RowResult:
+    monitor = Monitor(profile, model=row.model, judge_client=judge_client)
     detections = []
     for event in row_events(row):
         try:
@@ -310,11 +319,20 @@ class CorpusScore:
         }
 
 
-def score_rows(path: str, rows: list[CorpusRow], profile: Profile | Callable[[CorpusRow], Profile]) -> CorpusScore:
-    """The score of `profile` on the rows, or of the profile `profile(row)` gives each row."""
+def score_rows(
+    path: str,
+    rows: list[CorpusRow],
+    profile: Profile | Callable[[CorpusRow], Profile],
+    *,
+    judge_client_for: Callable[[Profile], ChatClient | None] | None = None,
+) -> CorpusScore:
+    """The score of `profile` on the rows, or of the profile `profile(row)`
+    gives each row; `judge_client_for(profile)`: the LLM judge's chat client
+    of a profile that has one."""
     score = CorpusScore(path)
     for row in rows:
-        result = run_row(row, profile if isinstance(profile, Profile) else profile(row))
+        chosen = profile if isinstance(profile, Profile) else profile(row)
+        result = run_row(row, chosen, judge_client=judge_client_for(chosen) if judge_client_for else None)
         # Overall delays are in characters: tool rows' (in calls) stay in their own group.
         score.overall.add(result, count_delay=row.channel != "tool_calls")
         score.channels.setdefault(row.channel, Score()).add(result)

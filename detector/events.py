@@ -1,4 +1,4 @@
-"""The event format (../shared/docs/event-format.md): validation of one event.
+"""The event format (docs/event-format.md): validation of one event.
 
 `validate_event` checks the fields a detector relies on and raises
 `EventError` naming the field; unknown fields are kept and ignored.

@@ -1,5 +1,5 @@
 """`LiveSession`: a producer's client for the lab's live ingest
-(../shared/docs/api.md, "Live ingest"). No Django: the standard library for
+(docs/api.md, "Live ingest"). No Django: the standard library for
 HTTP, and the `websockets` package for the WebSocket transport (imported
 only when that transport is used).
 

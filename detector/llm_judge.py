@@ -35,9 +35,10 @@ After a detection checking goes on (Gemini CLI stops there; a monitor
 keeps watching), on the interval the confirming confidence gives.
 
 I/O: the detector decides when and what to ask; the HTTP call is the
-injected `client` (payload -> response JSON), by default
-`urllib_chat_client` (standard library, `timeout` seconds per request).
-The call is synchronous: a checking turn waits for up to two requests.
+`client` it is given (payload -> response JSON; `detector.chat_client`'s
+`HttpChatClient` for a real endpoint, which `Monitor(..., judge_client=...)`
+hands on). The detector reads no environment and opens no connection. The
+call is synchronous: a checking turn waits for up to two requests.
 
 Cost per event: O(len(text)) to append to the current message. Memory: at
 most `history_messages` messages of at most `max_message_chars` characters
@@ -46,12 +47,8 @@ each, plus the one being written and the original request (same cap).
 
 from __future__ import annotations
 
-import http.client
 import json
 import math
-import os
-import urllib.error
-import urllib.request
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -63,7 +60,6 @@ from .params import ConfigError, action_param, param
 # A chat-completions request body -> the response body, parsed; raises JudgeError.
 ChatClient = Callable[[dict], dict]
 
-MAX_RESPONSE_BYTES = 1 << 20
 LOOP_TYPE = "llm_detected_loop"
 MESSAGE = (
     "Loop detected: The AI analysis shows no meaningful progress. "
@@ -173,37 +169,6 @@ class _Message:
         return body + (f"\n[... {self.cut} more characters]" if self.cut else "")
 
 
-def urllib_chat_client(base_url: str, api_key: str = "", timeout: float = 30.0) -> ChatClient:
-    """POST requests to ``{base_url}/chat/completions`` with the standard
-    library; any failure raises `JudgeError` naming the URL."""
-    url = base_url.rstrip("/") + "/chat/completions"
-    headers = {"Content-Type": "application/json", "Accept": "application/json"}
-    if api_key:
-        headers["Authorization"] = f"Bearer {api_key}"
-
-    def post(payload: dict) -> dict:
-        request = urllib.request.Request(url, data=json.dumps(payload).encode("utf-8"), headers=headers, method="POST")
-        try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:
-                body = response.read(MAX_RESPONSE_BYTES + 1)
-        except urllib.error.HTTPError as exc:
-            raise JudgeError(f"{url}: HTTP {exc.code} {exc.reason}") from None
-        except urllib.error.URLError as exc:
-            raise JudgeError(f"{url}: cannot connect: {exc.reason}") from None
-        except TimeoutError:
-            raise JudgeError(f"{url}: no answer within {timeout:g} s") from None
-        except (OSError, http.client.HTTPException) as exc:
-            raise JudgeError(f"{url}: {type(exc).__name__}: {exc}") from None
-        if len(body) > MAX_RESPONSE_BYTES:
-            raise JudgeError(f"{url}: answer larger than {MAX_RESPONSE_BYTES} bytes")
-        try:
-            return json.loads(body)
-        except ValueError:
-            raise JudgeError(f"{url}: the answer is not JSON") from None
-
-    return post
-
-
 def parse_verdict(response: dict) -> tuple[str, float]:
     """(analysis, confidence) from a chat-completions response whose first
     choice's content is the JSON answer (a ```json fence around it is
@@ -239,6 +204,8 @@ class LLMJudge(Detector):
     Params = LLMJudgeParams
     builtin: dict[str, dict] = {}  # needs an endpoint: off unless a profile configures one
 
+    takes_client = True
+
     def __init__(self, params: LLMJudgeParams | None = None, *, client: ChatClient | None = None):
         super().__init__(params)
         p = self.params
@@ -247,16 +214,10 @@ class LLMJudge(Detector):
         if p.min_interval > p.max_interval:
             raise ConfigError(f"{self.name}.min_interval: {p.min_interval} is above max_interval {p.max_interval}")
         if client is None:
-            if not p.base_url:
-                raise ConfigError(
-                    f"{self.name}.base_url: required: the OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1"
-                )
-            api_key = ""
-            if p.api_key_env:
-                api_key = os.environ.get(p.api_key_env, "")
-                if not api_key:
-                    raise ConfigError(f"{self.name}.api_key_env: the environment variable {p.api_key_env} is not set")
-            client = urllib_chat_client(p.base_url, api_key, p.timeout)
+            raise ConfigError(
+                f"{self.name}: needs a chat client: "
+                "Monitor(..., judge_client=detector.chat_client.judge_client_for(profile))"
+            )
         self.client = client
         self.history: deque[_Message] = deque(maxlen=p.history_messages)
         self.current: _Message | None = None

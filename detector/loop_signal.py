@@ -4,7 +4,7 @@ signal that one consumer ignores is a loop that keeps running).
 `LiveSession` raises it when the lab sends a stop-level detection, and the
 SDK stream wrappers (`detector.stream_guard`) raise it when the lab or their
 local `Monitor` says stop. It carries the detection as a dict with the
-fields of ../shared/docs/event-format.md (a lab detection also has `id`,
+fields of docs/event-format.md (a lab detection also has `id`,
 `profile` and `event_seq`).
 """
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import pickle
+from collections.abc import Callable
 from pathlib import Path
 
 from .base import Detector, StreamContext
@@ -52,12 +54,25 @@ class Monitor:
     []
     """
 
-    def __init__(self, profile: str | Profile = "default", *, config: Config | None = None, model: str = ""):
+    def __init__(
+        self,
+        profile: str | Profile = "default",
+        *,
+        config: Config | None = None,
+        model: str = "",
+        judge_client: Callable[[dict], dict] | None = None,
+    ):
+        """`judge_client`: the LLM judge's chat client (payload -> response
+        JSON), needed when the profile enables `llm_judge`; see
+        `detector.chat_client.judge_client_for`."""
         if isinstance(profile, str):
             profile = (config or builtin_config()).select(profile)
         self.profile = profile
         self.ctx = StreamContext(model=model)
-        self.detectors: list[Detector] = [DETECTORS[name](params) for name, params in profile.detectors.items()]
+        self.detectors: list[Detector] = [
+            DETECTORS[name](params, client=judge_client) if DETECTORS[name].takes_client else DETECTORS[name](params)
+            for name, params in profile.detectors.items()
+        ]
         self._routes: dict[str, list[Detector]] = {
             kind: [d for d in self.detectors if d.consumes is None or kind in d.consumes] for kind in EVENT_TYPES
         }
@@ -71,6 +86,18 @@ class Monitor:
 
     def __getstate__(self) -> dict:
         return {**self.__dict__, "_code": detector_code()}
+
+    def unpicklable_detectors(self) -> dict[str, str]:
+        """Detector name -> why its state does not pickle, for each detector
+        of this Monitor that cannot be kept between messages (a client or an
+        embedding function that is a local function, say)."""
+        problems = {}
+        for detector in self.detectors:
+            try:
+                pickle.dumps(detector, protocol=pickle.HIGHEST_PROTOCOL)
+            except (pickle.PicklingError, TypeError, AttributeError) as exc:
+                problems[detector.name] = f"{type(exc).__name__}: {exc}"
+        return problems
 
     def __setstate__(self, state: dict) -> None:
         if state.pop("_code", None) != detector_code():

@@ -143,19 +143,22 @@ def _shared_model() -> Any:
         return _model
 
 
-def minilm_embed(max_unknown_share: float) -> EmbedFunction:
+@dataclass(frozen=True)
+class MiniLMEmbedding:
     """The embedding function of the packaged all-MiniLM-L6-v2 model: a
     unit vector of 384 floats, or None for text whose share of unknown
-    tokens is above `max_unknown_share` (or that has no token)."""
+    tokens is above `max_unknown_share` (or that has no token). A plain
+    object, so a Monitor holding it pickles; the model is loaded once per
+    process, at the first call."""
 
-    def embed(text: str) -> Sequence[float] | None:
+    max_unknown_share: float
+
+    def __call__(self, text: str) -> Sequence[float] | None:
         model = _shared_model()
         tokens = model.tokenizer.tokenize(text)
-        if not tokens or tokens.count(model.tokenizer.unk_token) / len(tokens) > max_unknown_share:
+        if not tokens or tokens.count(model.tokenizer.unk_token) / len(tokens) > self.max_unknown_share:
             return None
         return model.encode(text, normalize_embeddings=True, show_progress_bar=False).tolist()
-
-    return embed
 
 
 class QuestionDedup(Detector):
@@ -174,7 +177,7 @@ class QuestionDedup(Detector):
                     f"{self.name}: needs the Python package {missing!r} (the 'semantic' extra), "
                     f"which is not installed: {INSTALL_HINT}"
                 )
-            embed = minilm_embed(self.params.max_unknown_share)
+            embed = MiniLMEmbedding(self.params.max_unknown_share)
         self.embed = embed
         self.pools: dict[str, deque[_Question]] = {
             "user": deque(maxlen=self.params.max_questions),

@@ -1,4 +1,4 @@
-"""The JSON API's edge, shared by every app (../shared/docs/api.md).
+"""The JSON API's edge, shared by every app (docs/api.md).
 
 `api_view` authenticates (a bearer token, within its daily quota, or the
 browser's login session with CSRF on unsafe methods), checks the method, and

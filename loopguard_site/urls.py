@@ -1,8 +1,11 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from loopguard_site import openapi
+
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("", include((openapi.urlpatterns, "api"))),
     path("accounts/", include("loopguard_site.accounts.urls")),
     path("", include("loopguard_site.live.urls")),  # first: it shares api/sessions/<id>/events
     path("", include("loopguard_site.transcripts.urls")),

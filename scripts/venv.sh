@@ -1,5 +1,5 @@
 # Sourced by scripts/lab and scripts/test: make .venv (Python >= 3.11) and
-# install the project into it, again whenever pyproject.toml changes.
+# install the project (detector, lab and test tools) into it, again whenever pyproject.toml changes.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -19,7 +19,7 @@ ensure_venv() {
     digest=$(sha256sum pyproject.toml | cut -d' ' -f1)
     if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$digest" ]; then
         echo "Installing LoopGuard and its test tools into .venv (pyproject.toml changed)"
-        .venv/bin/python -m pip install --quiet -e '.[test]'
+        .venv/bin/python -m pip install --quiet -e '.[lab,test]'
         echo "$digest" > "$stamp"
     fi
 }

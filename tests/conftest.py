@@ -40,6 +40,58 @@ def live_ingest_thread_stopped() -> Iterator[None]:
     ingest_worker.stop()
 
 
+# Full mode: every queue this run's tasks go to is named `test-<pid>-...`,
+# so the end-of-run check below sees this run's queues only (several runs
+# may share one Redis).
+QUEUE_PREFIX = f"test-{os.getpid()}-"
+
+
+def _redis_client():
+    import redis
+    from django.conf import settings
+
+    return redis.Redis.from_url(settings.REDIS_URL)
+
+
+def tasks_left(client) -> dict[str, int]:
+    """This run's queues that hold tasks, and how many."""
+    lengths = {key.decode(): client.llen(key) for key in client.scan_iter(match=f"{QUEUE_PREFIX}*", _type="list")}
+    return {name: length for name, length in lengths.items() if length}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_tasks_left_in_redis() -> Iterator[None]:
+    """Full mode: tasks default to this run's own queue, and at the end of
+    the run no queue of it may hold a task: a test that queues work no
+    worker runs must say so (`unconsumed_queue`), so the run leaves Redis
+    as it found it. The queues are emptied either way."""
+    from django.conf import settings
+
+    if not settings.REDIS_URL:
+        yield
+        return
+    from loopguard_site.celery import app
+
+    app.conf.task_default_queue = f"{QUEUE_PREFIX}default"
+    yield
+    client = _redis_client()
+    left = tasks_left(client)
+    bindings = list(client.scan_iter(match=f"_kombu.binding*.{QUEUE_PREFIX}*"))
+    if left or bindings:
+        client.delete(*left, *bindings)
+    assert not left, f"tasks left in Redis queues at the end of the run (queue: tasks): {left}"
+
+
+@pytest.fixture
+def unconsumed_queue() -> Iterator[str]:
+    """A queue no worker reads, for a test whose tasks are never to run
+    (it does their work itself); emptied after the test."""
+    name = f"{QUEUE_PREFIX}unconsumed-{uuid.uuid4().hex}"
+    yield name
+    client = _redis_client()
+    client.delete(name, *client.scan_iter(match=f"_kombu.binding*.{name}"))
+
+
 @pytest.fixture(scope="session")
 def live_services(django_db_blocker) -> None:
     """Full mode: PostgreSQL and Redis must be configured and answer."""
@@ -127,7 +179,7 @@ def celery_worker_process(live_services, settings, tmp_path) -> Iterator[WorkerP
         "REDIS_URL": settings.REDIS_URL,
         "LOOPGUARD_DATA_DIR": str(tmp_path),
     }
-    worker = WorkerProcess(f"test-{uuid.uuid4().hex}", env, tmp_path / "worker.log")
+    worker = WorkerProcess(f"{QUEUE_PREFIX}{uuid.uuid4().hex}", env, tmp_path / "worker.log")
     try:
         yield worker
     finally:

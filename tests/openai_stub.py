@@ -2,7 +2,7 @@
 
 `row_events(row)` is a corpus row as LoopGuard events, `reference_stop`
 where a plain Monitor stops them (the expected cut, whatever the detectors'
-tuning of the day). `openai_chunks(row)` cuts a corpus row (../shared/corpus) into the
+tuning of the day). `openai_chunks(row)` cuts a corpus row (fixtures/corpus) into the
 `chat.completion.chunk` records an OpenAI-compatible server would stream:
 a role chunk, 4-character deltas, a finish chunk. `StubUpstream` is an
 OpenAI-compatible server on 127.0.0.1 (http.server in a thread) that

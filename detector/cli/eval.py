@@ -13,6 +13,7 @@ import argparse
 import json
 import sys
 
+from ..chat_client import judge_client_for
 from ..config import Config, ConfigError, Profile, builtin_config, load_config
 from ..evaluation import CorpusError, CorpusRow, CorpusScore, Score, percentile, read_corpus, score_rows
 
@@ -21,7 +22,10 @@ HELP = "score a profile on labelled corpus files (recall, false-positive rate, d
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "corpus", nargs="+", metavar="CORPUS.jsonl", help="labelled corpus files (../shared/corpus schema)"
+        "corpus",
+        nargs="+",
+        metavar="CORPUS.jsonl",
+        help="labelled corpus files, plain or gzip-compressed (schema: fixtures/corpus/README.md)",
     )
     parser.add_argument(
         "--profile",
@@ -95,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             profile = config.select(args.profile or "default")
             name = profile.name
-        scores = [score_rows(path, rows, profile) for path, rows in corpora]
+        scores = [score_rows(path, rows, profile, judge_client_for=judge_client_for) for path, rows in corpora]
     except (ConfigError, CorpusError) as exc:
         print(f"loopguard eval: {exc}", file=sys.stderr)
         return 2

@@ -4,7 +4,7 @@ Reads one transcript in any format the importers know (`-`: standard
 input), runs a profile's detectors over its events and reports the loops:
 one line per detection, or with `--json` one object per session
 (``{"session", "model", "profile", "events", "detections"}``, detections as
-in ../shared/docs/event-format.md).
+in docs/event-format.md).
 
 The profile is `--profile` (from `--config` if given, else the built-in
 ones); without it, the first profile of the config whose model globs match
@@ -22,6 +22,7 @@ import json
 import sys
 import unicodedata
 
+from ..chat_client import judge_client_for
 from ..config import Config, Profile, builtin_config, load_config
 from ..detection import Detection
 from ..events import EventError
@@ -76,7 +77,7 @@ def _read(path: str, fmt: str) -> Transcript:
 
 def scan_events(transcript: Transcript, profile: Profile, model: str, file: str) -> list[Detection]:
     """Every detection the profile fires over the transcript's events (read from `file`)."""
-    monitor = Monitor(profile, model=model)
+    monitor = Monitor(profile, model=model, judge_client=judge_client_for(profile))
     found: list[Detection] = []
     for number, event in enumerate(transcript.events, 1):
         try:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import anthropic_messages, claude_code, cline, codex, gemini_cli, loopguard_events, openai_chat, otel
+from .builder import TranscriptBuilder
 from .detect import detect
 from .source import Source, decode
 from .transcript import FormatNotRecognised, Transcript, TranscriptError
@@ -26,11 +27,17 @@ PARSERS = {module.NAME: module for module in _PARSER_MODULES}
 FORMATS = tuple(PARSERS)
 PARSER_VERSIONS = {name: module.VERSION for name, module in PARSERS.items()}
 
+# `PARSERS`, `Source` and `TranscriptBuilder` import a stream as it comes:
+# builder = TranscriptBuilder(Source(name, ""), module.NAME, module.VERSION),
+# then a streaming format's `module.ChunkReader(builder)` fed chunk by chunk.
 __all__ = [
     "FORMATS",
+    "PARSERS",
     "PARSER_VERSIONS",
     "FormatNotRecognised",
+    "Source",
     "Transcript",
+    "TranscriptBuilder",
     "TranscriptError",
     "parse_bytes",
     "parse_path",

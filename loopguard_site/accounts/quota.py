@@ -22,7 +22,7 @@ from django.core.cache import cache
 from django.http import HttpRequest
 from django.utils import timezone
 
-from detector.backoff import backoff_seconds
+from detector import backoff_seconds
 
 from .auth import request_token_key
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from detector.importers import FORMATS
 from loopguard_site.accounts.constants import DEFAULT_PROJECT
 
+NAME = "import"  # a Python keyword, so not the module's name
 HELP = "import transcript files, directories or zips into the lab (one outcome line per file)"
 
 

@@ -1,4 +1,4 @@
-"""The producer's messages (../shared/docs/api.md, "Live ingest"), parsed
+"""The producer's messages (docs/api.md, "Live ingest"), parsed
 and checked before anything is stored. Pure: a dict in, an `IngestMessage`
 out, or a `ProtocolError` naming the field.
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from detector.events import EventError, validate_event
+from detector import EventError, validate_event
 from loopguard_site.transcripts.storable import unstorable_event
 
 MAX_EVENTS_PER_MESSAGE = 10_000

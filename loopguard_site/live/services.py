@@ -47,11 +47,11 @@ from django.conf import settings
 from django.db import connection, models, transaction
 from django.utils import timezone
 
-from detector.detection import Checkpoint
-from detector.detection import Detection as Found
-from detector.monitor import Monitor
+from detector import Checkpoint, Monitor
+from detector import Detection as Found
 from loopguard_site.accounts.quota import QUOTA_USED_UP, token_quota_take_many
 from loopguard_site.replay.models import CheckpointEvaluation, Detection
+from loopguard_site.replay.monitors import profile_monitor
 from loopguard_site.replay.selectors import detection_to_dict, replay_config
 from loopguard_site.replay.services import session_verdict_add
 from loopguard_site.transcripts.event_rows import event_json, numbered_events_insert
@@ -230,7 +230,7 @@ def _new_monitor(session: Session) -> Monitor:
         if chosen != session.profile:
             Session.objects.filter(pk=session.pk).update(profile=chosen)
             session.profile = chosen
-    return Monitor(session.profile or "default", config=config, model=session.model)
+    return profile_monitor(config.select(session.profile or "default"), model=session.model)
 
 
 def stream_monitor(session: Session, stream: LiveStream) -> Monitor:

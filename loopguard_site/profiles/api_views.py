@@ -1,4 +1,4 @@
-"""The profile calls of the JSON API (../shared/docs/api.md, "Labels and
+"""The profile calls of the JSON API (docs/api.md, "Labels and
 profiles"), and the tuning jobs'."""
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from detector.config import BUILTIN_PROFILES, Config, Profile, builtin_config, d
 from detector.params import ConfigError
 from detector.tuning import FOLDS_RANGE, TuningCancelled, tune
 from loopguard_site.accounts.models import Project
+from loopguard_site.replay.monitors import profile_unkept_error
 
 from .messages import send_tuning_progress
 from .models import ProfileVersion, TuningJob
@@ -59,6 +60,8 @@ def profile_version_create(
     name = _checked_name(name)
     if ProfileVersion.objects.filter(name=name).exclude(project=project).exists():
         raise ProfileError(f"the name {name!r} is taken; choose another", field="name")
+    if (problem := profile_unkept_error(profile)) is not None:
+        raise ProfileError(f"profile {name!r}: {problem}", field="profile")
     table = {key: value for key, value in profile.to_dict().items() if key != "version"}
     for _ in range(3):  # two savers racing for one version number: the loser retries
         try:

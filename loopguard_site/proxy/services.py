@@ -33,10 +33,7 @@ import httpx
 from asgiref.sync import sync_to_async
 from django.conf import settings
 
-from detector.importers import TranscriptError, parse_bytes
-from detector.importers.builder import TranscriptBuilder
-from detector.importers.openai_chat import NAME, VERSION, ChunkReader
-from detector.importers.source import Source
+from detector.importers import PARSERS, Source, TranscriptBuilder, TranscriptError, parse_bytes
 from detector.loop_signal import STOP_ACTIONS, first_stop
 from loopguard_site.accounts.models import Project
 from loopguard_site.live.protocol import ProtocolError, parse_message
@@ -166,8 +163,9 @@ class StreamRelay:
         self.session_id = session_id
         self.upstream = upstream
         self.recorder = Recorder(session_id)
-        self._builder = TranscriptBuilder(Source("upstream stream", ""), NAME, VERSION)
-        self._reader = ChunkReader(self._builder)
+        openai = PARSERS["openai"]
+        self._builder = TranscriptBuilder(Source("upstream stream", ""), openai.NAME, openai.VERSION)
+        self._reader = openai.ChunkReader(self._builder)
         self._last_chunk: dict = {}
 
     async def _read(self, queue: asyncio.Queue) -> None:

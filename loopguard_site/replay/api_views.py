@@ -1,4 +1,4 @@
-"""The replay calls of the JSON API (../shared/docs/api.md, "Replays") and
+"""The replay calls of the JSON API (docs/api.md, "Replays") and
 `GET /api/sessions/<id>/detections`."""
 
 from __future__ import annotations

@@ -18,18 +18,16 @@ from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
-from detector.base import StreamContext
+from detector import Checkpoint, EventError, StreamContext
+from detector import Detection as Found
 from detector.config import Config
-from detector.detection import Checkpoint
-from detector.detection import Detection as Found
-from detector.events import EventError
-from detector.monitor import Monitor
 from loopguard_site.accounts.models import Project
 from loopguard_site.accounts.services import default_project
 from loopguard_site.transcripts.models import Event, Session
 
 from .messages import send_job_progress
 from .models import CheckpointEvaluation, Detection, ReplayJob, ReplayRun, SessionVerdict
+from .monitors import profile_monitor
 from .selectors import (
     SESSION_FILTER_KEYS,
     existing_session_ids,
@@ -103,7 +101,8 @@ def replay_session(
     store every detection and checkpoint evaluation in place of that session
     × profile's earlier ones. With `run`, the run is marked done with the
     summary, and its job counted, in the same transaction."""
-    monitor = Monitor(profile_name, config=config or replay_config(session.project_id), model=session.model)
+    profile = (config or replay_config(session.project_id)).select(profile_name)
+    monitor = profile_monitor(profile, model=session.model)
     found: list[tuple[int, Found]] = []
     checkpoints: list[tuple[int, Checkpoint]] = []
     events = Event.objects.filter(session=session).order_by("seq").values_list("seq", "data")

@@ -1,4 +1,4 @@
-"""The label calls of the JSON API (../shared/docs/api.md, "Labels and profiles")."""
+"""The label calls of the JSON API (docs/api.md, "Labels and profiles")."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from django.db.models import Exists, OuterRef, QuerySet, Sum
 from django.db.models.fields.json import KT
 from django.db.models.functions import Length
 
-from detector.events import TEXT_CHANNELS
+from detector import TEXT_CHANNELS
 from loopguard_site.replay.models import Detection
 from loopguard_site.transcripts.models import Event, Session
 

@@ -17,7 +17,7 @@ SECTIONS = (
     ("Profiles", "profiles:profile_list", {"profiles"}),
     ("Upload", "transcripts:session_upload", {"transcripts:session_upload"}),
 )
-ACCOUNT_PAGES = {"accounts:projects", "accounts:tokens"}
+ACCOUNT_PAGES = {"accounts:projects", "accounts:tokens", "api:reference"}
 
 
 def _page_keys(request) -> set[str]:

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from django.db.models import Q, QuerySet
 from django.db.models.fields.json import KeyTextTransform
 
-from detector.events import TEXT_CHANNELS
+from detector import TEXT_CHANNELS
 from loopguard_site.replay.models import CheckpointEvaluation, Detection, ReplayRun
 from loopguard_site.replay.selectors import profile_names, session_detections
 from loopguard_site.transcripts.models import Event, Session

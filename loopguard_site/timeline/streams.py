@@ -20,7 +20,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from detector.events import TEXT_CHANNELS
+from detector import TEXT_CHANNELS
 
 OUTPUT_CHARS = 2000  # a tool result's output kept for the conversation
 

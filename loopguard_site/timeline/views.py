@@ -10,7 +10,7 @@ from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET
 
-from detector.events import TEXT_CHANNELS
+from detector import TEXT_CHANNELS
 from loopguard_site.review.selectors import detection_item_of, reviewer_labels
 from loopguard_site.review.truth import SESSION_ITEM
 from loopguard_site.transcripts.selectors import session_for

@@ -1,4 +1,4 @@
-"""`/api/sessions...` as ../shared/docs/api.md defines them: upload (files,
+"""`/api/sessions...` as docs/api.md defines them: upload (files,
 a raw body, or an empty live session), list, detail, events, raw download."""
 
 from __future__ import annotations

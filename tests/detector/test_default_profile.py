@@ -2,7 +2,7 @@
 detections on loop shapes, silence on legitimate repetition, thresholds,
 one report per loop, turns, bounded state.
 
-Real text comes from ../shared/corpus/real_small.jsonl, read by row id.
+Real text comes from fixtures/corpus/real_small.jsonl.gz, read by row id.
 """
 
 from __future__ import annotations

@@ -3,7 +3,9 @@ run, how rows become events, and bad input (exit 2 naming file and line)."""
 
 from __future__ import annotations
 
+import gzip
 import json
+from pathlib import Path
 
 import pytest
 
@@ -157,3 +159,19 @@ def test_missing_file_exits_2(tmp_path, capsys):
 def test_read_corpus_keeps_row_lines(tmp_path):
     corpus = write_corpus(tmp_path / "crafted.jsonl", ROWS)
     assert [(row.id, row.line) for row in read_corpus(corpus)][:2] == [("loop-caught", 1), ("loop-missed", 2)]
+
+
+def test_a_gzip_compressed_corpus_reads_as_the_plain_one(tmp_path):
+    plain = write_corpus(tmp_path / "crafted.jsonl", ROWS)
+    packed = tmp_path / "crafted.jsonl.gz"
+    packed.write_bytes(gzip.compress(Path(plain).read_bytes()))
+    rows = read_corpus(packed)
+    assert [(row.id, row.line, row.text) for row in rows] == [(r.id, r.line, r.text) for r in read_corpus(plain)]
+    assert len(rows) == len(ROWS)
+
+
+def test_a_gz_file_that_is_not_gzip_exits_2_naming_it(tmp_path, capsys):
+    fake = tmp_path / "plain.jsonl.gz"
+    fake.write_text(json.dumps(ROWS[3]) + "\n", encoding="utf-8")
+    assert main(["eval", str(fake)]) == 2
+    assert f"loopguard eval: {fake}: cannot read: Not a gzipped file" in capsys.readouterr().err

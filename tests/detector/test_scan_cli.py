@@ -1,4 +1,4 @@
-"""The `loopguard scan` contract (../shared/docs/event-format.md): the JSON
+"""The `loopguard scan` contract (docs/event-format.md): the JSON
 object per session, the human summary, exit status 0 / 1 / 2, and errors on
 stderr that name the file and line or the config key. Most tests call
 `detector.cli.main` as the `loopguard` script does; the stdin and

@@ -1,4 +1,4 @@
-"""Each real sample in ../shared/formats imports to exactly the expected
+"""Each real sample in fixtures/formats imports to exactly the expected
 events. The expected values were counted from the raw files by hand (and a
 throwaway script reading them with `json`, not with the importers)."""
 

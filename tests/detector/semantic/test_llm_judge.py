@@ -5,6 +5,7 @@ breaks the monitor."""
 from __future__ import annotations
 
 import json
+import pickle
 import re
 import socket
 
@@ -12,6 +13,7 @@ import pytest
 
 from detector import ConfigError, Monitor, get_profile, loads_config
 from detector.base import StreamContext
+from detector.chat_client import HttpChatClient, judge_client_for
 from detector.config import BUILTIN_PROFILES
 from detector.llm_judge import SYSTEM_PROMPT, TASK_PROMPT, JudgeError, LLMJudge, LLMJudgeParams, parse_verdict
 
@@ -22,7 +24,7 @@ def judge_monitor(base_url: str, **params) -> Monitor:
     values = {"base_url": base_url, "model": "judge-a", **params}
     body = "\n".join(f"{key} = {json.dumps(value)}" for key, value in values.items())
     config = loads_config(f"[profiles.judged.llm_judge]\n{body}\n")
-    return Monitor("judged", config=config)
+    return Monitor("judged", config=config, judge_client=judge_client_for(config.select("judged")))
 
 
 def agent_turn(n: int) -> list[dict]:
@@ -353,3 +355,25 @@ def test_parse_verdict_refuses_what_is_not_the_answer_asked_for(response, error)
 
 def test_parse_verdict_takes_a_missing_analysis_as_empty():
     assert parse_verdict({"choices": [{"message": {"content": '{"confidence": 1}'}}]}) == ("", 1.0)
+
+
+def test_the_judge_is_given_its_client_and_builds_none():
+    with pytest.raises(ConfigError, match=r"llm_judge: needs a chat client: Monitor\(\.\.\., judge_client="):
+        LLMJudge(LLMJudgeParams(model="m", base_url="http://127.0.0.1:9/v1"))
+    config = loads_config('[profiles.judged.llm_judge]\nmodel = "m"\n')
+    with pytest.raises(ConfigError, match="llm_judge: needs a chat client"):
+        Monitor("judged", config=config)
+
+
+def test_the_http_client_reads_the_key_at_each_request_and_keeps_none(chat_stub, monkeypatch):
+    client = HttpChatClient(chat_stub.base_url, api_key_env="LOOPGUARD_TEST_JUDGE_KEY")
+    monkeypatch.setenv("LOOPGUARD_TEST_JUDGE_KEY", "sk-old")
+    restored = pickle.loads(pickle.dumps(client))
+    assert b"sk-old" not in pickle.dumps(client)
+    monkeypatch.setenv("LOOPGUARD_TEST_JUDGE_KEY", "sk-rotated")
+    chat_stub.script("judge-a", {"analysis": "", "confidence": 0.0})
+    restored({"model": "judge-a", "messages": []})
+    assert chat_stub.requests[0]["headers"]["Authorization"] == "Bearer sk-rotated"
+    monkeypatch.delenv("LOOPGUARD_TEST_JUDGE_KEY")
+    with pytest.raises(JudgeError, match="the environment variable LOOPGUARD_TEST_JUDGE_KEY is not set"):
+        restored({"model": "judge-a", "messages": []})

@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 
 from detector import Monitor, loads_config
-from detector.question_dedup import minilm_embed
+from detector.question_dedup import MiniLMEmbedding
 
 CONFIG = loads_config('[profiles.semantic]\nextends = "default"\n[profiles.semantic.question_dedup]\n')
 
 
 def similarity(a: str, b: str) -> float:
-    embed = minilm_embed(0.3)
+    embed = MiniLMEmbedding(0.3)
     return sum(x * y for x, y in zip(embed(a), embed(b), strict=True))
 
 
@@ -83,7 +83,7 @@ def test_the_model_asking_its_question_again_fires():
 
 
 def test_text_the_model_cannot_read_is_skipped():
-    embed = minilm_embed(0.3)
+    embed = MiniLMEmbedding(0.3)
     # 13 of its 18 tokens are unknown to the English vocabulary.
     assert embed("你能把完整的报错信息和堆栈发给我吗？") is None
     assert len(embed("请问 which version of Python are you using？")) == 384
@@ -102,9 +102,9 @@ def test_the_model_loads_and_embeds_with_every_socket_refused():
 
         socket.socket.connect = refuse
         socket.create_connection = refuse
-        from detector.question_dedup import minilm_embed
+        from detector.question_dedup import MiniLMEmbedding
 
-        print(len(minilm_embed(0.3)("Which file contains the database configuration?")))
+        print(len(MiniLMEmbedding(0.3)("Which file contains the database configuration?")))
         """
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "TRANSFORMERS_"))}

@@ -15,7 +15,6 @@ import pytest
         ("detector.tool_messages", 1),
         ("detector.tool_intent", 1),
         ("detector.backoff", 3),
-        ("detector.quota", 1),
     ],
 )
 def test_docstring_examples(module, examples):

@@ -1,14 +1,12 @@
-"""Seed 003's layers: tool-call dedup, failure records, backoff, health, quota."""
+"""Seed 003's layers: tool-call dedup, failure records, backoff, health (its daily
+quota is the lab's, per API token: loopguard_site/accounts/quota.py)."""
 
 from __future__ import annotations
-
-import datetime
 
 import pytest
 
 from detector.backoff import backoff_delay, backoff_range, backoff_seconds, jitter_fraction
 from detector.monitor import Monitor
-from detector.quota import DailyQuota, QuotaInfo
 from tests.detector.tools.stream import call, detections, only, result, run, turn
 
 DUP = "duplicate_tool_call"
@@ -265,37 +263,6 @@ def test_consecutive_errors_fire_once_per_streak():
         ("consecutive_errors", 1, 5, 5, 5, "force_text"),
         ("consecutive_errors", 9, 13, 13, 5, "force_text"),
     ]
-
-
-# Layer 5: daily quota.
-def test_daily_question_quota_is_50_and_a_new_day_resets_it():
-    quota = DailyQuota()
-    day = datetime.date(2026, 11, 22)
-    assert all(quota.take_question("p", day) for _ in range(50))
-    assert not quota.can_ask("p", day)
-    assert quota.take_question("p", day) is False
-    assert quota.remaining("p", day) == QuotaInfo("2026-11-22", 0, 100)
-    assert quota.can_ask("p", "2026-11-23")
-    assert quota.remaining("p", "2026-11-23") == QuotaInfo("2026-11-23", 50, 100)
-
-
-def test_daily_exploration_quota_is_100_per_project():
-    quota = DailyQuota()
-    assert all(quota.take_exploration("p", "2026-11-22") for _ in range(100))
-    assert quota.take_exploration("p", "2026-11-22") is False
-    assert not quota.can_explore("p", "2026-11-22")
-    assert quota.take_exploration("other", "2026-11-22") is True
-    assert quota.remaining("p", "2026-11-22") == QuotaInfo("2026-11-22", 50, 0)
-
-
-def test_quota_limits_are_configurable_and_days_are_checked():
-    quota = DailyQuota(max_questions=1, max_explorations=0)
-    assert quota.take_question("p", "2026-11-22") and not quota.take_question("p", "2026-11-22")
-    assert not quota.can_explore("p", "2026-11-22")
-    with pytest.raises(ValueError, match="day: expected a date or an ISO date string"):
-        quota.can_ask("p", "22/11/2026")
-    with pytest.raises(ValueError, match="must not be negative"):
-        DailyQuota(max_questions=-1)
 
 
 def test_a_turn_helper_sanity():

@@ -106,7 +106,18 @@ def http_cases(world: dict):
 
 def test_the_walk_finds_every_app(world):
     names = {name.split(":")[0] for name, _ in http_cases(world)}
-    assert names == {"live", "transcripts", "replay", "review", "profiles", "timeline", "proxy", "accounts", "overview"}
+    assert names == {
+        "live",
+        "transcripts",
+        "replay",
+        "review",
+        "profiles",
+        "timeline",
+        "proxy",
+        "accounts",
+        "overview",
+        "api",
+    }
 
 
 @pytest.mark.django_db

@@ -25,6 +25,7 @@ from detector.config import get_profile
 from loopguard_site.accounts.access import CLOSE_NOT_FOUND
 from loopguard_site.accounts.models import ApiToken, Membership, Project, Role
 from loopguard_site.asgi import application
+from loopguard_site.celery import app as celery_app
 from loopguard_site.profiles.models import TuningJob
 from loopguard_site.profiles.services import profile_version_create
 from loopguard_site.replay.models import ReplayJob
@@ -196,7 +197,8 @@ def test_a_viewer_reads_but_is_refused_every_write(project_a, role_clients, djan
     assert not ApiToken.objects.filter(name="mine").exists()
 
 
-def test_a_reviewer_labels_but_does_not_tune_and_an_admin_tunes(project_a, role_clients):
+def test_a_reviewer_labels_but_does_not_tune_and_an_admin_tunes(project_a, role_clients, monkeypatch, unconsumed_queue):
+    monkeypatch.setitem(celery_app.conf, "task_default_queue", unconsumed_queue)  # the tuning job is not run here
     a = project_a
     reviewer, admin = role_clients[Role.REVIEWER], role_clients[Role.ADMIN]
     labelled = reviewer.post(

@@ -5,10 +5,14 @@ idle."""
 from __future__ import annotations
 
 import gc
+import os
+import subprocess
+import sys
 import weakref
 
 from loopguard_site.asgi import FULL_PASS_AFTER
 from loopguard_site.live.ingest_worker import IDLE_COLLECT_GROWTH, IngestWorker
+from tests.shared_paths import REPO_ROOT
 
 
 class _Node:
@@ -42,6 +46,31 @@ def test_an_idle_ingest_thread_collects_only_once_long_lived_objects_grew():
         gc.enable()
 
 
+# What a server process has after loading the application, as
+# `daphne loopguard_site.asgi:application` and `loopguard lab` load it: read in
+# a fresh interpreter, so nothing this test process did (other tests' imports,
+# their collector settings) counts.
+SERVER_GC = """
+import gc
+{load}
+print(gc.get_threshold()[2], gc.get_freeze_count())
+"""
+LOAD_THE_SERVER = "from daphne.utils import import_by_path; import_by_path('loopguard_site.asgi:application')"
+
+
+def server_gc(load: str) -> tuple[int, int]:
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "loopguard_site.settings", "PYTHONPATH": str(REPO_ROOT)}
+    result = subprocess.run(
+        [sys.executable, "-c", SERVER_GC.format(load=load)],
+        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    threshold, frozen = result.stdout.split()
+    return int(threshold), int(frozen)
+
+
 def test_the_server_makes_full_passes_rarely_and_leaves_what_it_loaded_out_of_them():
-    assert gc.get_threshold()[2] == FULL_PASS_AFTER > 10
-    assert gc.get_freeze_count() > 0
+    threshold, frozen = server_gc(LOAD_THE_SERVER)
+    assert threshold == FULL_PASS_AFTER == 100
+    assert frozen > 10_000  # the modules and objects the application loaded
+    assert server_gc("") == (10, 0)  # an interpreter that did not load it: CPython's defaults

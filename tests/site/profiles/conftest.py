@@ -1,4 +1,4 @@
-"""The profiles tests' world: corpus rows (../shared/corpus) as labelled
+"""The profiles tests' world: corpus rows (fixtures/corpus) as labelled
 sessions, and a deliberately loose base profile that flags one of them."""
 
 from __future__ import annotations

@@ -34,10 +34,10 @@ def shown(browser) -> tuple:
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.usefixtures("live_services")
 def test_the_progress_bar_follows_the_job_and_cancel_stops_it(
-    daphne_live_server, chromium_driver, user, monkeypatch, tmp_path
+    daphne_live_server, chromium_driver, user, monkeypatch, unconsumed_queue
 ):
     # No worker takes this job: the test finishes its runs itself, as one would.
-    monkeypatch.setitem(app.conf, "task_default_queue", f"unconsumed-{tmp_path.name}")
+    monkeypatch.setitem(app.conf, "task_default_queue", unconsumed_queue)
     sessions = [store_demo(TOOLS) for _ in range(3)]
     job = replay_job_create(user=user, profiles=["default"], session_ids=[s.pk for s in sessions])
     browser = chromium_driver

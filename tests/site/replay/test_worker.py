@@ -86,7 +86,10 @@ def test_a_worker_process_replays_the_job_and_progress_arrives_over_the_websocke
     ],
 )
 @pytest.mark.django_db(transaction=True)
-def test_it_refuses_a_socket_without_a_token_or_for_an_unknown_job(live_services, user, path, headers, refusal):
+def test_it_refuses_a_socket_without_a_token_or_for_an_unknown_job(
+    live_services, user, path, headers, refusal, monkeypatch, unconsumed_queue
+):
+    monkeypatch.setitem(app.conf, "task_default_queue", unconsumed_queue)  # the job need not run
     session = store_demo(FILES[0])
     job = replay_job_create(user=user, profiles=["default"], session_ids=[session.pk])
     _, token = project_token(user=user, name="test")

@@ -1,4 +1,4 @@
-"""Each real sample in ../shared/formats, imported through the service, the
+"""Each real sample in fixtures/formats, imported through the service, the
 API's multipart upload and its raw body, is stored as exactly the expected
 events (the table the importers' own sample tests count by hand)."""
 
