@@ -23,6 +23,8 @@ Public modules:
 - `detector.importers`: transcript formats in, events out (incrementally,
   with a format's `ChunkReader`, for streams).
 - `detector.evaluation`: scoring a profile on a labelled corpus.
+- `detector.tuning`: searching a profile's parameters on labelled streams,
+  cross-validated (`loopguard tune`, the lab's tuning jobs).
 - `detector.loop_signal`: which detections stop a stream.
 - `detector.chat_client`: the LLM judge's HTTP client.
 - `detector.cli`: the `loopguard` command line.

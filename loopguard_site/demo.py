@@ -17,9 +17,9 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from detector import Monitor
 from detector.config import BUILTIN_PROFILES
 from detector.importers import parse_path
-from detector.monitor import Monitor
 from loopguard_site.accounts.models import ApiToken, Project, Role
 from loopguard_site.accounts.selectors import api_token_user
 from loopguard_site.accounts.services import api_token_create, api_token_revoke, default_project, membership_set

@@ -1,5 +1,5 @@
 """Small labelled corpus rows for the tuning tests (the schema of
-`loopguard eval`), built here so no test reads ../shared.
+`loopguard eval`), built here so no test needs data from outside the repository.
 
 `agent_row(n)`: an agent that searches for the same thing `n` times, a
 different file read between searches. The built-in `tool_dedup` fires on the
