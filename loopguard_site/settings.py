@@ -82,6 +82,7 @@ LOOPGUARD_EMBEDDED_WORKER_THREADS = env_int("LOOPGUARD_EMBEDDED_WORKER_THREADS",
 LOOPGUARD_LIVE_STALL_SECONDS = env_int("LOOPGUARD_LIVE_STALL_SECONDS", 60, minimum=1)
 LOOPGUARD_LIVE_SWEEP_SECONDS = env_int("LOOPGUARD_LIVE_SWEEP_SECONDS", 10, minimum=1)
 
+
 # The proxies: the OpenAI-compatible upstream of POST /v1/chat/completions and
 # /v1/responses (an OpenAI-style base URL, e.g. https://api.openai.com/v1), the
 # Anthropic one of /v1/messages (https://api.anthropic.com/v1), the keys they
