@@ -116,6 +116,7 @@ INSTALLED_APPS = [
     "loopguard_site.replay",
     "loopguard_site.live",
     "loopguard_site.proxy",
+    "loopguard_site.otlp",
     "loopguard_site.review",
     "loopguard_site.profiles",
 ]

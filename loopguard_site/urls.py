@@ -11,4 +11,5 @@ urlpatterns = [
     path("", include("loopguard_site.profiles.urls")),
     path("", include("loopguard_site.timeline.urls")),
     path("", include("loopguard_site.proxy.urls")),
+    path("", include("loopguard_site.otlp.urls")),
 ]

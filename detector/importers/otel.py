@@ -293,9 +293,16 @@ def _finish_reason(attrs: dict, out: dict) -> str | None:
     return require_str(reasons) or require_str(attrs.get("ai.response.finishReason")) or out["finish"]
 
 
+def llm_model(span: dict) -> str | None:
+    """The model an LLM-call span names (None for other spans)."""
+    attrs = span["attrs"]
+    if _is_tool(attrs) or not _is_llm(attrs):
+        return None
+    return next((attrs[key] for key in MODEL_KEYS if require_str(attrs.get(key))), None)
+
+
 def _llm_span(builder: TranscriptBuilder, attrs: dict, unanswered: list) -> None:
-    for key in MODEL_KEYS:
-        builder.set_model(attrs.get(key))
+    builder.set_model(llm_model({"attrs": attrs}))
     prompt = []
     for role, text in reversed(_input_messages(attrs)):
         if role != "user":
