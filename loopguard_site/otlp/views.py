@@ -64,7 +64,9 @@ def traces(request: HttpRequest) -> HttpResponse:
 
 def _note(outcome) -> str:
     """One trace's line of the answer's message: what was refused, or the loops found."""
-    where = f"trace {outcome.trace_id}" + (f" (LoopGuard session {outcome.session})" if outcome.session else "")
+    where = f"trace {outcome.trace_id or '(none)'}"
+    if outcome.session:
+        where += f" (LoopGuard session {outcome.session})"
     if outcome.error:
         return f"{where}: {outcome.rejected} spans refused: {outcome.error}"
     loops = ", ".join(
