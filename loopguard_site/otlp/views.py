@@ -24,13 +24,14 @@ from .services import traces_ingest
 
 @csrf_exempt  # a bearer token, not a browser session
 def traces(request: HttpRequest) -> HttpResponse:
-    kind = JSON if "json" in request.content_type else PROTOBUF  # the errors' encoding, before it is checked
+    kind = PROTOBUF if request.content_type == PROTOBUF else JSON  # the errors' encoding, before it is checked
     try:
-        if request.method != "POST":
-            raise OtlpError(f"method {request.method} is not allowed here", status=405)
+        # who asks comes first: an anonymous client learns nothing, not even the methods
         user = request_token_user(request)
         if user is None:
             raise OtlpError("authentication required: send 'Authorization: Bearer <LoopGuard API token>'", status=401)
+        if request.method != "POST":
+            raise OtlpError(f"method {request.method} is not allowed here", status=405)
         retry_after = request_quota_take(request)
         if retry_after is not None:
             raise OtlpError(QUOTA_USED_UP, status=429, retry_after=retry_after)

@@ -63,7 +63,7 @@ def test_without_a_token_the_export_is_refused_in_its_encoding(client):
         401,
         {"code": 16, "message": "authentication required: send 'Authorization: Bearer <LoopGuard API token>'"},
     )
-    protobuf = post(client, b"", None, content_type="application/x-protobuf")
+    protobuf = post(client, b"x", None, content_type="application/x-protobuf")
     message = b"authentication required: send 'Authorization: Bearer <LoopGuard API token>'"
     assert (protobuf.status_code, protobuf["Content-Type"]) == (401, "application/x-protobuf")
     assert protobuf.content == b"\x08\x10\x12" + bytes([len(message)]) + message  # Status{code: 16, message}
