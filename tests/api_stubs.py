@@ -124,3 +124,18 @@ def stored_events(session: Session) -> list[dict]:
 
 def without_id(detection: dict) -> dict:
     return {key: value for key, value in detection.items() if key != "id"}
+
+
+def assert_whole_loop_recorded(user, loop: dict, row: dict) -> None:
+    """The session of a whole looping answer: `loop` (the answer's
+    `loopguard`) names it and its stop; stopped; the answer stored as one
+    content event."""
+    session = Session.objects.get(uploader=user)
+    detection = loop["detection"]
+    assert (loop["session"], detection["action"], detection["detector"]) == (session.pk, "stop", "text_loop")
+    assert session.state == "stopped"
+    assert stored_events(session) == [
+        {"type": "turn"},
+        {"type": "content", "text": row["text"]},
+        {"type": "finish", "reason": "stop"},
+    ]

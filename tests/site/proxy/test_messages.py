@@ -19,29 +19,19 @@ from tests.api_stubs import (
     NORMAL_FIXTURE,
     anthropic_message,
     anthropic_records,
+    assert_whole_loop_recorded,
     expected_stop,
     fixture_row,
     stored_events,
     without_id,
 )
 from tests.lab_server import lab  # noqa: F401 - the fixture
-from tests.members import member, project_token
 from tests.openai_stub import StubUpstream, row_events
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 UPSTREAM_KEY = "sk-ant-upstream-secret"
 MESSAGES = [{"role": "user", "content": "Describe the brand."}]
-
-
-@pytest.fixture
-def user(django_user_model):
-    return member(django_user_model.objects.create_user("client"))
-
-
-@pytest.fixture
-def token(user) -> str:
-    return project_token(user=user, name="proxy tests")[1]
 
 
 def stub_for(row: dict) -> StubUpstream:
@@ -108,19 +98,7 @@ def test_a_whole_looping_message_gets_the_loop_stop_reason(lab, token, user):  #
         message = proxied(lab, stub, token).messages.create(model=row["model"], max_tokens=4096, messages=MESSAGES)
 
     assert (message.content[0].text, message.stop_reason) == (row["text"], "loop_detected")
-    session = Session.objects.get(uploader=user)
-    loop = message.model_extra["loopguard"]
-    assert (loop["session"], loop["detection"]["action"], loop["detection"]["detector"]) == (
-        session.pk,
-        "stop",
-        "text_loop",
-    )
-    assert session.state == "stopped"
-    assert stored_events(session) == [
-        {"type": "turn"},
-        {"type": "content", "text": row["text"]},
-        {"type": "finish", "reason": "stop"},
-    ]
+    assert_whole_loop_recorded(user, message.model_extra["loopguard"], row)
 
 
 def test_a_whole_normal_message_passes_through(lab, token, user):  # noqa: F811

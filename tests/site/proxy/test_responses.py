@@ -18,6 +18,7 @@ from tests.api_stubs import (
     LONG,
     LOOP_FIXTURE,
     NORMAL_FIXTURE,
+    assert_whole_loop_recorded,
     expected_stop,
     fixture_row,
     responses_object,
@@ -26,22 +27,11 @@ from tests.api_stubs import (
     without_id,
 )
 from tests.lab_server import lab  # noqa: F401 - the fixture
-from tests.members import member, project_token
 from tests.openai_stub import StubUpstream, row_events
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 UPSTREAM_KEY = "sk-upstream-secret"
-
-
-@pytest.fixture
-def user(django_user_model):
-    return member(django_user_model.objects.create_user("client"))
-
-
-@pytest.fixture
-def token(user) -> str:
-    return project_token(user=user, name="proxy tests")[1]
 
 
 def proxied(lab, row: dict, stub: StubUpstream, token: str) -> openai.OpenAI:  # noqa: F811
@@ -122,19 +112,7 @@ def test_a_whole_looping_response_is_incomplete_for_the_loop(lab, token, user): 
         "incomplete",
         "loop_detected",
     )
-    session = Session.objects.get(uploader=user)
-    loop = response.model_extra["loopguard"]
-    assert (loop["session"], loop["detection"]["action"], loop["detection"]["detector"]) == (
-        session.pk,
-        "stop",
-        "text_loop",
-    )
-    assert session.state == "stopped"
-    assert stored_events(session) == [
-        {"type": "turn"},
-        {"type": "content", "text": row["text"]},
-        {"type": "finish", "reason": "stop"},
-    ]
+    assert_whole_loop_recorded(user, response.model_extra["loopguard"], row)
 
 
 def test_a_whole_normal_response_passes_through(lab, token, user):  # noqa: F811
