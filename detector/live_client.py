@@ -18,6 +18,13 @@ abort). Over the socket up to `window` messages are in flight before `send`
 waits for an acknowledgement: with window 1 each send waits for its answer
 (a message's detections come before its ack), a larger window lets the
 model's stream run ahead of the lab. Not thread-safe: one producer thread.
+
+Batching: the lab's cost is per message more than per event, so `send`
+gathers events into one message for up to `linger` seconds (from the first
+event waiting) or `max_batch` events, and sends at once after a tool call,
+a tool result or a finish, and on `flush`, `poll` past the linger, and
+`close`. `linger=0` makes every `send` its own message. Detections that
+arrived are read at every call either way.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from .events import validate_event
 from .loop_signal import STOP_ACTIONS, LoopDetected
 
 TRANSPORTS = ("ws", "http")
+SEND_AT_ONCE = ("tool_call", "tool_result", "finish")  # a batch holding one of these goes without lingering
 
 # Close codes of /ws/ingest after the handshake that no reconnect can cure.
 FINAL_CLOSE_CODES = {
@@ -79,11 +87,19 @@ class LiveSession:
         window: int = 32,
         retries: int = 5,
         timeout: float = 30.0,
+        linger: float = 0.25,
+        max_batch: int = 256,
     ):
         if transport not in TRANSPORTS:
             raise ValueError(f"transport must be one of {TRANSPORTS}, not {transport!r}")
         if window < 1:
             raise ValueError("window must be at least 1")
+        if linger < 0 or max_batch < 1:
+            raise ValueError("linger must be at least 0 and max_batch at least 1")
+        self.linger = linger
+        self.max_batch = max_batch
+        self._batch: list[dict] = []  # events waiting to be sent as one message
+        self._batch_since = 0.0  # time.monotonic() when the first of them came
         self.url = url.rstrip("/")
         self.token = token
         self.transport = transport
@@ -106,7 +122,8 @@ class LiveSession:
     # -- the producer's calls ------------------------------------------------
 
     def send(self, events: dict | list[dict]) -> list[dict]:
-        """Stream `events` (one event or a list) as the next message; the
+        """Stream `events` (one event or a list): added to the batch, sent
+        as the next message when it is due (see the module docstring); the
         detections that arrived during the call. Raises `LoopDetected` once a
         stop-level detection has arrived, `EventError` for an invalid event
         (nothing is sent then)."""
@@ -116,9 +133,19 @@ class LiveSession:
             validate_event(event)
         if not events:
             return self.poll()
+        if not self._batch:
+            self._batch_since = time.monotonic()
+        self._batch += events
+        if any(event["type"] in SEND_AT_ONCE for event in events):
+            return self._send_batch()
+        return self.poll()
+
+    def _send_batch(self) -> list[dict]:
+        """Send the waiting events as the next message."""
         before = len(self.detections)
         if self.transport == "ws" and not self.resumes:
             self._on_socket(lambda: None)  # learn where the lab stands before numbering the first message
+        events, self._batch = self._batch, []
         self.seq += 1
         self.pending[self.seq] = events
         if self.transport == "http":
@@ -131,7 +158,11 @@ class LiveSession:
 
     def poll(self) -> list[dict]:
         """The detections that arrived since the last call, without waiting
-        (over HTTP every answer is read at once: nothing waits)."""
+        (over HTTP every answer is read at once: nothing waits); sends the
+        waiting events if their batch is due."""
+        batch = self._batch
+        if batch and (len(batch) >= self.max_batch or time.monotonic() - self._batch_since >= self.linger):
+            return self._send_batch()
         before = len(self.detections)
         if self.transport == "ws" and (self._socket is not None or self.pending):
             self._on_socket(lambda: self._read_all(wait=False))
@@ -139,16 +170,20 @@ class LiveSession:
         return self.detections[before:]
 
     def flush(self) -> list[dict]:
-        """Wait until the lab acknowledged every message sent; the detections
-        that arrived meanwhile."""
+        """Send the waiting events and wait until the lab acknowledged every
+        message sent; the detections that arrived meanwhile."""
         before = len(self.detections)
+        if self._batch:
+            self._send_batch()
         self._flush()
         self._raise_if_stopped()
         return self.detections[before:]
 
     def close(self) -> None:
         """End the session in the lab (state `closed`: it takes no more
-        events) once every message is acknowledged, and disconnect."""
+        events) once every event is sent and acknowledged, and disconnect."""
+        if self._batch:
+            self._send_batch()
         self._flush()
         if self.transport == "http":
             self._answer(self._request(f"/api/sessions/{self.session_id}/events", {"close": True}))

@@ -17,8 +17,11 @@ closed at once (`stream.close()`, else `stream.response.close()`) and the
 next pull raises `LoopDetected` without reading it again. At the end of the
 stream the reader's last events are checked and the `LiveSession` flushed,
 so a loop found on the final events still raises instead of ending the
-iteration. Cost per chunk: the reader's O(chunk size) plus the Monitor's
-(and one socket write with `live`); memory: the Monitor's, events are not kept.
+iteration. Cost per chunk: the reader's O(chunk size) plus the Monitor's;
+with `live`, the events go in the `LiveSession`'s batches (one message per
+`linger`, at once after tool calls and finishes), the batch waiting when the
+local Monitor stops the stream is flushed then. Memory: the Monitor's, events
+are not kept.
 """
 
 from __future__ import annotations
@@ -101,8 +104,8 @@ class StreamWatch:
             try:
                 if events:
                     self.live.send(events)
-                if final:
-                    self.live.flush()
+                if final or self.stop is not None:
+                    self.live.flush()  # the lab gets every event up to the end, or the local stop, at once
                 elif not events:
                     self.live.poll()
             except LoopDetected as signal:

@@ -82,13 +82,22 @@ LOOPGUARD_EMBEDDED_WORKER_THREADS = env_int("LOOPGUARD_EMBEDDED_WORKER_THREADS",
 LOOPGUARD_LIVE_STALL_SECONDS = env_int("LOOPGUARD_LIVE_STALL_SECONDS", 60, minimum=1)
 LOOPGUARD_LIVE_SWEEP_SECONDS = env_int("LOOPGUARD_LIVE_SWEEP_SECONDS", 10, minimum=1)
 
-# The OpenAI-compatible proxy (POST /v1/chat/completions): the upstream it
-# forwards to (an OpenAI-style base URL, e.g. https://api.openai.com/v1), the
-# key it sends there, and the finish_reason of a stream it cuts for a loop.
-LOOPGUARD_UPSTREAM_URL = env_str("LOOPGUARD_UPSTREAM_URL")
-if LOOPGUARD_UPSTREAM_URL is not None and not LOOPGUARD_UPSTREAM_URL.startswith(("http://", "https://")):
-    raise ImproperlyConfigured(f"LOOPGUARD_UPSTREAM_URL={LOOPGUARD_UPSTREAM_URL!r}: use http(s)://host/v1")
+
+# The proxies: the OpenAI-compatible upstream of POST /v1/chat/completions and
+# /v1/responses (an OpenAI-style base URL, e.g. https://api.openai.com/v1), the
+# Anthropic one of /v1/messages (https://api.anthropic.com/v1), the keys they
+# are sent, and the finish (stop) reason of an answer cut for a loop.
+def _upstream_url(name: str) -> str | None:
+    url = env_str(name)
+    if url is not None and not url.startswith(("http://", "https://")):
+        raise ImproperlyConfigured(f"{name}={url!r}: use http(s)://host/v1")
+    return url
+
+
+LOOPGUARD_UPSTREAM_URL = _upstream_url("LOOPGUARD_UPSTREAM_URL")
+LOOPGUARD_ANTHROPIC_UPSTREAM_URL = _upstream_url("LOOPGUARD_ANTHROPIC_UPSTREAM_URL")
 LOOPGUARD_UPSTREAM_KEY = env_str("LOOPGUARD_UPSTREAM_KEY")
+LOOPGUARD_ANTHROPIC_UPSTREAM_KEY = env_str("LOOPGUARD_ANTHROPIC_UPSTREAM_KEY")
 LOOPGUARD_PROXY_FINISH_REASON = env_str("LOOPGUARD_PROXY_FINISH_REASON", "loop_detected")
 
 INSTALLED_APPS = [
@@ -107,6 +116,7 @@ INSTALLED_APPS = [
     "loopguard_site.replay",
     "loopguard_site.live",
     "loopguard_site.proxy",
+    "loopguard_site.otlp",
     "loopguard_site.review",
     "loopguard_site.profiles",
     "loopguard_site.overview",

@@ -15,4 +15,5 @@ urlpatterns = [
     path("", include("loopguard_site.timeline.urls")),
     path("", include("loopguard_site.proxy.urls")),
     path("", include("loopguard_site.overview.urls")),
+    path("", include("loopguard_site.otlp.urls")),
 ]

@@ -84,12 +84,16 @@ def openai_completion(row: dict) -> dict:
 
 
 class StubUpstream:
-    """`with StubUpstream(row) as stub:` serves `row` at `stub.url` (ends in /v1)."""
+    """`with StubUpstream(row) as stub:` serves `row` at `stub.url` (ends in /v1).
+    Another API's answers: `records` streamed (dicts, or (event name, dict)
+    pairs) and `whole` answered when the request does not stream."""
 
-    def __init__(self, row: dict):
+    def __init__(self, row: dict, records: list | None = None, whole: dict | None = None):
         self.row = row
-        self.chunks = openai_chunks(row)
+        self.chunks = records if records is not None else openai_chunks(row)
+        self.whole = whole if whole is not None else openai_completion(row)
         self.requests: list[dict] = []  # {"path", "authorization", "body"} of each request
+        self.headers: list[dict] = []  # every header of each request
         self.sent = 0  # chunks written before the stream ended or the client hung up
         self.hung_up = False  # the client closed the connection before the last chunk
         self.done = threading.Event()  # set when the last response has been written (or cut)
@@ -113,11 +117,12 @@ class _Handler(BaseHTTPRequestHandler):
         stub: StubUpstream = self.server.stub
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         stub.requests.append({"path": self.path, "authorization": self.headers.get("Authorization"), "body": body})
+        stub.headers.append(dict(self.headers))
         try:
             if body.get("stream"):
                 self._stream(stub)
             else:
-                self._json(openai_completion(stub.row))
+                self._json(stub.whole)
         finally:
             stub.done.set()
 
@@ -136,6 +141,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()  # HTTP/1.0: the body ends when the connection closes
         try:
             for record in stub.chunks:
+                event, record = record if isinstance(record, tuple) else (None, record)
+                self.wfile.write((f"event: {event}\n" if event else "").encode())
                 self.wfile.write(f"data: {json.dumps(record)}\n\n".encode())
                 stub.sent += 1
             self.wfile.write(b"data: [DONE]\n\n")

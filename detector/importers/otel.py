@@ -42,29 +42,50 @@ def parse(source: Source) -> Transcript:
     documents = [(None, document)] if document is not None else list(source.json_lines())
     spans = []
     for line, document in documents:
-        spans.extend(_spans(source, document, line))
+        spans.extend(document_spans(source, document, line))
     if not spans:
         raise source.error("no OpenTelemetry spans found; is this the right format?")
-    spans.sort(key=lambda span: span["start"] if span["start"] is not None else float("-inf"))
-    unanswered: list[tuple[str | None, str]] = []  # (id, name) of tool calls LLM spans reported
-    for span in spans:
+    reader = SpanReader(builder)
+    for span in by_start(spans):
+        reader.feed(span)
+    return builder.finish()
+
+
+def by_start(spans: list[dict]) -> list[dict]:
+    """Spans (as `document_spans` gives them) in the order their events go: by start time."""
+    return sorted(spans, key=lambda span: span["start"] if span["start"] is not None else float("-inf"))
+
+
+class SpanReader:
+    """Spans, one at a time in start order, as events on `builder`: the
+    importer, and the lab's OTLP receiver, which feeds the spans of one trace
+    as its exports arrive. `unanswered`: the (id, name) of tool calls LLM
+    spans reported that no tool span answered yet (a list of pairs, JSON-able,
+    so a receiver can keep it between exports)."""
+
+    def __init__(self, builder: TranscriptBuilder, unanswered: list | None = None):
+        self.builder = builder
+        self.unanswered: list = unanswered if unanswered is not None else []
+
+    def feed(self, span: dict) -> None:
+        builder = self.builder
         builder.time = span["start"]
         if _is_tool(span["attrs"]):
-            _tool_span(builder, span, unanswered)
+            _tool_span(builder, span, self.unanswered)
         elif _is_llm(span["attrs"]):
-            _llm_span(builder, span["attrs"], unanswered)
+            _llm_span(builder, span["attrs"], self.unanswered)
         else:
             builder.skip(span["line"], f"span {span['name']}")
-    return builder.finish()
 
 
 # ---- reading spans -------------------------------------------------------
 
 
-def _spans(source: Source, document: object, line: int | None) -> list[dict]:
-    """The spans of one document: a span, a list of spans, OTLP resourceSpans."""
+def document_spans(source: Source, document: object, line: int | None = None) -> list[dict]:
+    """The spans of one document (a span, a list of spans, OTLP resourceSpans),
+    each as `{"name", "line", "start", "attrs", "error", "trace", "root"}`."""
     if isinstance(document, list):
-        return [span for item in document for span in _spans(source, item, line)]
+        return [span for item in document for span in document_spans(source, item, line)]
     if not isinstance(document, dict):
         raise source.error(f"not OpenTelemetry spans: got {type_name(document)}", line=line)
     if "resourceSpans" in document or "scopeSpans" in document or "spans" in document:
@@ -96,6 +117,8 @@ def _span(span: dict, line: int | None) -> dict:
         "start": _start_time(span),
         "attrs": attrs,
         "error": status.get("code") in STATUS_ERROR or status.get("status_code") in STATUS_ERROR,
+        "trace": str(span.get("traceId") or ""),  # OTLP's ids; the receiver groups spans by trace
+        "root": not span.get("parentSpanId"),
     }
 
 
@@ -270,9 +293,16 @@ def _finish_reason(attrs: dict, out: dict) -> str | None:
     return require_str(reasons) or require_str(attrs.get("ai.response.finishReason")) or out["finish"]
 
 
+def llm_model(span: dict) -> str | None:
+    """The model an LLM-call span names (None for other spans)."""
+    attrs = span["attrs"]
+    if _is_tool(attrs) or not _is_llm(attrs):
+        return None
+    return next((attrs[key] for key in MODEL_KEYS if require_str(attrs.get(key))), None)
+
+
 def _llm_span(builder: TranscriptBuilder, attrs: dict, unanswered: list) -> None:
-    for key in MODEL_KEYS:
-        builder.set_model(attrs.get(key))
+    builder.set_model(llm_model({"attrs": attrs}))
     prompt = []
     for role, text in reversed(_input_messages(attrs)):
         if role != "user":

@@ -1,23 +1,26 @@
-"""The OpenAI-compatible proxy: `POST /v1/chat/completions` forwarded to
-LOOPGUARD_UPSTREAM_URL with LOOPGUARD_UPSTREAM_KEY (never the caller's key),
-and recorded as a live session of the caller through the live app's one
-ingest (`live_ingest`, each message checked by `parse_message` first).
+"""The proxies' one relay: `POST /v1/chat/completions`, `/v1/messages`
+(Anthropic) and `/v1/responses` (OpenAI) forwarded to their upstream with
+the lab's upstream key (never the caller's), and recorded as a live session
+of the caller through the live app's one ingest (`live_ingest`, each
+message checked by `parse_message` first). What differs per API (upstream,
+error body, the reader turning its records into events, how a loop ends its
+answer) is a small `ProxyApi` adapter (chat_completions.py, messages.py,
+responses.py); everything else is here, once.
 
 Streaming: a task reads the upstream's server-sent events into a bounded
 queue (a slow client or ingest slows the upstream read instead of filling
 memory). The relay takes whatever has arrived as one ingest message, then
-forwards those chunks, each chunk's data unchanged: one ingest round trip
-per batch however fast the chunks come, and no chunk reaches the client
-before its events were checked. When the ingest answers a stop-level
-detection, the chunks up to the one whose events fired it (`event_seq`) are
-forwarded, then a last chunk with finish_reason LOOPGUARD_PROXY_FINISH_REASON
-(and the detection under `loopguard`) and `data: [DONE]`; the upstream is
-closed, and the client's text ends at the detection's `at`. The session
-stays `stopped`; a stream that ends normally closes its session.
+forwards those records, each unchanged (its `event:` name and data): one
+ingest round trip per batch however fast the records come, and no record
+reaches the client before its events were checked. When the ingest answers
+a stop-level detection, the records up to the one whose events fired it
+(`event_seq`) are forwarded, then the API's own ending (`StreamEnding`),
+carrying the detection under `loopguard`; the upstream is closed, and the
+client's text ends at the detection's `at`. The session stays `stopped`; a
+stream that ends normally closes its session.
 
-Not streaming: the whole completion is recorded as one message (the openai
-importer reads it) and choice 0's finish_reason is replaced when a
-stop-level loop is found.
+Not streaming: the whole answer is recorded as one message and, when a
+stop-level loop is found, marked as the API marks a cut answer (`with_loop`).
 """
 
 from __future__ import annotations
@@ -31,9 +34,8 @@ from dataclasses import dataclass
 
 import httpx
 from asgiref.sync import sync_to_async
-from django.conf import settings
 
-from detector.importers import PARSERS, Source, TranscriptBuilder, TranscriptError, parse_bytes
+from detector.importers import Source, TranscriptBuilder, TranscriptError
 from detector.loop_signal import STOP_ACTIONS, first_stop
 from loopguard_site.accounts.models import Project
 from loopguard_site.live.protocol import ProtocolError, parse_message
@@ -43,14 +45,16 @@ from loopguard_site.transcripts.services import session_create_live
 
 logger = logging.getLogger(__name__)
 
-QUEUE_CHUNKS = 256  # upstream chunks read ahead of the relay at most
+QUEUE_RECORDS = 256  # upstream records read ahead of the relay at most
 UPSTREAM_TIMEOUT = httpx.Timeout(600.0, connect=10.0)  # a reasoning model may think for minutes between chunks
-DONE = b"data: [DONE]\n\n"
 _END = object()  # the upstream stream ended
+
+SseRecord = tuple[str | None, str]  # an event's name (None: none) and its data
 
 
 class ProxyError(Exception):
-    """A request the proxy cannot serve, answered as an OpenAI error body."""
+    """A request the proxy cannot serve, answered as the API's error body.
+    `kind`: the OpenAI error type; an adapter maps it to its API's."""
 
     def __init__(
         self, message: str, *, status: int, kind: str = "invalid_request_error", retry_after: int | None = None
@@ -61,19 +65,62 @@ class ProxyError(Exception):
         self.retry_after = retry_after  # seconds, for a 429
 
 
-def error_body(message: str, kind: str) -> dict:
-    """An error as OpenAI SDKs read it."""
-    return {"error": {"message": message, "type": kind, "param": None, "code": None}}
+class StreamEnding:
+    """How a loop ends one API's stream. `seen` is told every record the
+    client got (in order); `records` gives what follows them after a loop:
+    `loop` is `{"session", "detection"}`, carried under `loopguard`."""
+
+    def seen(self, record: dict) -> None:
+        pass
+
+    def records(self, loop: dict) -> list[SseRecord]:
+        raise NotImplementedError
 
 
-def request_completion(body: bytes) -> dict:
+class ProxyApi:
+    """One proxied API (see the module docstring): `path` follows the
+    upstream's base URL (and `/v1/` on the lab); `source_format` names the
+    importer format its answers are read as."""
+
+    path: str
+    source_format: str
+    key_headers: tuple[str, ...] = ("Authorization",)  # where the client puts its LoopGuard token
+
+    def upstream(self) -> tuple[str | None, dict]:
+        """The upstream base URL (None: not set) and its authentication headers."""
+        raise NotImplementedError
+
+    def forwarded_headers(self) -> tuple[str, ...]:
+        """Client headers passed on upstream (API versions, betas)."""
+        return ()
+
+    def error_body(self, message: str, kind: str) -> dict:
+        raise NotImplementedError
+
+    def reader(self, builder: TranscriptBuilder):
+        """A stream reader: `feed(record, number)` appends events to `builder`, `close()` ends."""
+        raise NotImplementedError
+
+    def ending(self) -> StreamEnding:
+        raise NotImplementedError
+
+    def whole_events(self, body: bytes) -> list[dict]:
+        """The events of a whole answer; TranscriptError if it is not one."""
+        raise NotImplementedError
+
+    def with_loop(self, answer: dict, loop: dict) -> dict:
+        """A whole answer as the client gets it after a loop."""
+        raise NotImplementedError
+
+
+def request_json(body: bytes) -> dict:
     """The caller's request body, checked as far as the proxy needs it."""
     try:
         request = json.loads(body or b"null")
     except (UnicodeDecodeError, ValueError) as exc:
         raise ProxyError(f"the body is not valid JSON: {exc}", status=400) from exc
     if not isinstance(request, dict) or not isinstance(request.get("model"), str):
-        raise ProxyError("the body must be a JSON object with a `model` and `messages`", status=400)
+        raise ProxyError("the body must be a JSON object with a `model`", status=400)
     return request
 
 
@@ -89,14 +136,17 @@ class Upstream:
         await self.client.aclose()
 
 
-async def upstream_open(request: dict) -> Upstream:
-    """Send the request on to the upstream; its answer, not read yet."""
-    if not settings.LOOPGUARD_UPSTREAM_URL:
-        raise ProxyError("the proxy has no upstream: set LOOPGUARD_UPSTREAM_URL", status=503, kind="server_error")
-    url = settings.LOOPGUARD_UPSTREAM_URL.rstrip("/") + "/chat/completions"
-    headers = {"Accept": "text/event-stream" if request.get("stream") else "application/json"}
-    if settings.LOOPGUARD_UPSTREAM_KEY:
-        headers["Authorization"] = f"Bearer {settings.LOOPGUARD_UPSTREAM_KEY}"
+async def upstream_open(api: ProxyApi, request: dict, client_headers: dict) -> Upstream:
+    """Send the request on to the API's upstream; its answer, not read yet."""
+    base, headers = api.upstream()
+    if not base:
+        raise ProxyError(f"the proxy has no upstream for /v1/{api.path}: set its URL", status=503, kind="server_error")
+    url = base.rstrip("/") + "/" + api.path
+    headers = {
+        **{name: client_headers[name] for name in api.forwarded_headers() if name in client_headers},
+        **headers,
+        "Accept": "text/event-stream" if request.get("stream") else "application/json",
+    }
     client = httpx.AsyncClient(timeout=UPSTREAM_TIMEOUT)
     try:
         response = await client.send(client.build_request("POST", url, json=request, headers=headers), stream=True)
@@ -139,45 +189,52 @@ class Recorder:
             live_session_close(session_id=self.session_id)
 
 
-async def sse_data(lines: AsyncIterator[str]) -> AsyncIterator[str]:
-    """The data of each server-sent event (`data:` lines joined; `event:`,
-    `id:`, `retry:` and `:` comments carry nothing a chunk lacks)."""
-    data: list[str] = []
+async def sse_records(lines: AsyncIterator[str]) -> AsyncIterator[SseRecord]:
+    """The server-sent events of `lines`: each one's `event:` name and its
+    `data:` lines joined (`id:`, `retry:` and `:` comments carry nothing a
+    record lacks)."""
+    event, data = None, []
     async for line in lines:
         if not line.strip():
             if data:
-                yield "\n".join(data)
-            data = []
+                yield event, "\n".join(data)
+            event, data = None, []
             continue
         field, _, value = line.partition(":")
         if field == "data":
             data.append(value.removeprefix(" "))
+        elif field == "event":
+            event = value.strip()
     if data:
-        yield "\n".join(data)
+        yield event, "\n".join(data)
+
+
+def sse_bytes(record: SseRecord) -> bytes:
+    event, data = record
+    lines = "".join(f"data: {line}\n" for line in data.split("\n"))
+    return (f"event: {event}\n{lines}\n" if event else f"{lines}\n").encode()
 
 
 class StreamRelay:
     """The client's side of one streamed answer (see the module docstring)."""
 
-    def __init__(self, session_id: int, upstream: Upstream):
+    def __init__(self, api: ProxyApi, session_id: int, upstream: Upstream):
+        self.api = api
         self.session_id = session_id
         self.upstream = upstream
         self.recorder = Recorder(session_id)
-        openai = PARSERS["openai"]
-        self._builder = TranscriptBuilder(Source("upstream stream", ""), openai.NAME, openai.VERSION)
-        self._reader = openai.ChunkReader(self._builder)
-        self._last_chunk: dict = {}
+        self._builder = TranscriptBuilder(Source("upstream stream", ""), api.source_format, "")
+        self._reader = api.reader(self._builder)
+        self._ending = api.ending()
 
     async def _read(self, queue: asyncio.Queue) -> None:
         try:
-            async for data in sse_data(self.upstream.response.aiter_lines()):
-                if data.strip() == "[DONE]":
-                    break
+            async for event, data in sse_records(self.upstream.response.aiter_lines()):
                 try:
-                    chunk = json.loads(data)
+                    record = json.loads(data)
                 except ValueError:
-                    chunk = None  # relayed as it is, not recorded
-                await queue.put((data, chunk if isinstance(chunk, dict) else None))
+                    record = None  # relayed as it is (`[DONE]`), not recorded
+                await queue.put(((event, data), record if isinstance(record, dict) else None))
         except httpx.HTTPError as exc:
             logger.warning("proxy session %s: the upstream stream broke: %s", self.session_id, exc)
         await queue.put(_END)
@@ -186,14 +243,16 @@ class StreamRelay:
         events, self._builder.events = self._builder.events, []
         return events
 
-    def _batch_events(self, items: list[tuple[str, dict | None]], ended: bool) -> tuple[list[dict], list[int]]:
-        """The events of a batch, and for each chunk the seq its last event will have."""
+    def _batch_events(self, items: list[tuple[SseRecord, dict | None]], ended: bool) -> tuple[list[dict], list[int]]:
+        """The events of a batch, and for each record the seq its last event will have."""
         events: list[dict] = []
         last_seqs = []
-        for number, (_, chunk) in enumerate(items, 1):
-            if chunk is not None:
-                self._last_chunk = chunk
-                self._reader.feed(chunk, number)
+        for number, (_, record) in enumerate(items, 1):
+            if record is not None:
+                try:
+                    self._reader.feed(record, number)
+                except TranscriptError as exc:  # not a record of this API: relayed, not recorded
+                    logger.warning("proxy session %s: %s", self.session_id, exc)
                 events += self._take_events()
             last_seqs.append(self.recorder.events + len(events))
         if ended:
@@ -201,23 +260,9 @@ class StreamRelay:
             events += self._take_events()
         return events, last_seqs
 
-    def _loop_chunk(self, detection: dict) -> bytes:
-        last = self._last_chunk
-        chunk = {
-            "id": last.get("id"),
-            "object": "chat.completion.chunk",
-            "created": last.get("created"),
-            "model": last.get("model"),
-            "choices": [
-                {"index": 0, "delta": {}, "logprobs": None, "finish_reason": settings.LOOPGUARD_PROXY_FINISH_REASON}
-            ],
-            "loopguard": {"session": self.session_id, "detection": detection},
-        }
-        return f"data: {json.dumps(chunk)}\n\n".encode()
-
     async def sse(self) -> AsyncIterator[bytes]:
         """The server-sent events for the client."""
-        queue: asyncio.Queue = asyncio.Queue(maxsize=QUEUE_CHUNKS)
+        queue: asyncio.Queue = asyncio.Queue(maxsize=QUEUE_RECORDS)
         reading = asyncio.create_task(self._read(queue))
         try:
             while True:
@@ -228,16 +273,17 @@ class StreamRelay:
                 items = batch[:-1] if ended else batch
                 events, last_seqs = self._batch_events(items, ended)
                 stop = await sync_to_async(self.recorder.ingest)(events)
-                for (data, _), last_seq in zip(items, last_seqs, strict=True):
-                    yield f"data: {data}\n\n".encode()
+                for (sse, record), last_seq in zip(items, last_seqs, strict=True):
+                    yield sse_bytes(sse)
+                    if record is not None:
+                        self._ending.seen(record)
                     if stop is not None and stop["event_seq"] <= last_seq:
                         break
                 if stop is not None:
-                    yield self._loop_chunk(stop)
-                    yield DONE
+                    for sse in self._ending.records({"session": self.session_id, "detection": stop}):
+                        yield sse_bytes(sse)
                     return
                 if ended:
-                    yield DONE
                     await sync_to_async(self.recorder.close)()
                     return
         finally:
@@ -247,26 +293,17 @@ class StreamRelay:
             await self.upstream.aclose()
 
 
-def completion_record(recorder: Recorder, completion: bytes) -> dict | None:
-    """Record a whole completion; the stop-level detection it fired, if any."""
+def whole_record(api: ProxyApi, recorder: Recorder, body: bytes) -> dict | None:
+    """Record a whole answer; the stop-level detection it fired, if any."""
     try:
-        events = parse_bytes(completion, "completion.json", "openai").events[1:]  # without the session header
+        events = api.whole_events(body)
     except TranscriptError as exc:
-        logger.warning("proxy session %s: the upstream answer is not a completion: %s", recorder.session_id, exc)
+        logger.warning("proxy session %s: the upstream answer is not one: %s", recorder.session_id, exc)
         return None
     stop = recorder.ingest(events)
     if stop is None:
         recorder.close()
     return stop
-
-
-def completion_with_loop(completion: dict, session_id: int, stop: dict) -> dict:
-    """The completion as the client gets it after a loop: choice 0's
-    finish_reason replaced, the detection under `loopguard`."""
-    for choice in completion.get("choices") or []:
-        if isinstance(choice, dict) and choice.get("index", 0) == 0:
-            choice["finish_reason"] = settings.LOOPGUARD_PROXY_FINISH_REASON
-    return {**completion, "loopguard": {"session": session_id, "detection": stop}}
 
 
 @dataclass
@@ -280,10 +317,10 @@ class ProxyAnswer:
     session_id: int | None = None
 
 
-async def chat_completion(*, user, project: Project, request: dict) -> ProxyAnswer:
+async def proxy_call(api: ProxyApi, *, user, project: Project, request: dict, client_headers: dict) -> ProxyAnswer:
     """Forward `request`, relay the answer and record it as a live session of
     `user` in `project`. An upstream error answer is relayed as it is, and not recorded."""
-    upstream = await upstream_open(request)
+    upstream = await upstream_open(api, request, client_headers)
     response = upstream.response
     if response.status_code != 200:
         try:
@@ -293,13 +330,13 @@ async def chat_completion(*, user, project: Project, request: dict) -> ProxyAnsw
         return ProxyAnswer(response.status_code, response.headers.get("content-type", "application/json"), body)
     session = await sync_to_async(proxy_session_create)(user=user, project=project, model=request["model"])
     if request.get("stream"):
-        relay = StreamRelay(session.pk, upstream)
+        relay = StreamRelay(api, session.pk, upstream)
         return ProxyAnswer(200, "text/event-stream", stream=relay.sse(), session_id=session.pk)
     try:
         body = await response.aread()
     finally:
         await upstream.aclose()
-    stop = await sync_to_async(completion_record)(Recorder(session.pk), body)
+    stop = await sync_to_async(whole_record)(api, Recorder(session.pk), body)
     if stop is not None:
-        body = json.dumps(completion_with_loop(json.loads(body), session.pk, stop)).encode()
+        body = json.dumps(api.with_loop(json.loads(body), {"session": session.pk, "detection": stop})).encode()
     return ProxyAnswer(200, "application/json", body, session_id=session.pk)

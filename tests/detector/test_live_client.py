@@ -13,11 +13,14 @@ import threading
 
 import pytest
 
+from detector.config import builtin_config
 from detector.live_client import LiveSession, LiveSessionError
 from detector.loop_signal import LoopDetected
+from detector.monitor import Monitor
 from detector.stream_guard import guard_openai_stream
 from loopguard_site.replay.models import Detection
 from loopguard_site.transcripts.models import Event, Session
+from tests.api_stubs import LOOP_FIXTURE, fixture_row
 from tests.lab_server import lab  # noqa: F401 - the fixture
 from tests.members import member, project_token
 from tests.openai_stub import corpus_row, openai_chunks, reference_stop, row_events
@@ -123,7 +126,7 @@ def relay(lab):  # noqa: F811 - the imported fixture
 def test_a_looping_stream_raises_loop_detected_at_the_message_that_completes_the_loop(lab, token, loop, transport):  # noqa: F811
     server = lab()
     events, index, stop = loop
-    live = LiveSession(server.url, token, model="Qwen1.5-1.8B-Chat", transport=transport, window=1)
+    live = LiveSession(server.url, token, model="Qwen1.5-1.8B-Chat", transport=transport, window=1, linger=0)
     sent = 0
 
     with pytest.raises(LoopDetected) as caught:
@@ -148,7 +151,7 @@ def test_a_looping_stream_raises_loop_detected_at_the_message_that_completes_the
 def test_a_connection_cut_after_an_acknowledgement_resumes_exactly_there(relay, token):
     events = row_events(corpus_row(NORMAL_ROW))
     messages = batches(events)
-    live = LiveSession(relay.url, token, model="gpt4_1106_preview", title="cut")
+    live = LiveSession(relay.url, token, model="gpt4_1106_preview", title="cut", linger=0)
     for message in messages[:10]:
         live.send(message)
     live.flush()
@@ -167,7 +170,7 @@ def test_a_connection_cut_after_an_acknowledgement_resumes_exactly_there(relay, 
 def test_a_connection_cut_with_messages_in_flight_loses_and_doubles_nothing(relay, token):
     events = row_events(corpus_row(NORMAL_ROW))
     messages = batches(events)
-    live = LiveSession(relay.url, token, window=64)
+    live = LiveSession(relay.url, token, window=64, linger=0)
     for message in messages[:20]:
         live.send(message)
     acked_before_cut = live.acked
@@ -184,7 +187,7 @@ def test_a_connection_cut_with_messages_in_flight_loses_and_doubles_nothing(rela
 
 def test_an_http_answer_lost_after_the_lab_stored_the_message_is_posted_again_and_stored_once(relay, token):
     events = row_events(corpus_row(NORMAL_ROW))
-    live = LiveSession(relay.url, token, transport="http")
+    live = LiveSession(relay.url, token, transport="http", linger=0)
     live.send(events[:3])
     relay.answers_to_drop = 1  # the lab stores message 2; its answer never reaches the client
     live.send(events[3:6])
@@ -198,7 +201,7 @@ def test_an_http_answer_lost_after_the_lab_stored_the_message_is_posted_again_an
 def test_an_existing_session_is_continued_where_the_lab_left_it(lab, token):  # noqa: F811
     server = lab()
     events = row_events(corpus_row(NORMAL_ROW))
-    first = LiveSession(server.url, token)
+    first = LiveSession(server.url, token, linger=0)
     for event in events[:5]:
         first.send(event)
     first.flush()
@@ -216,7 +219,7 @@ def test_an_existing_session_is_continued_where_the_lab_left_it(lab, token):  # 
 def test_a_wrong_token_is_a_clear_error(lab, token, transport, status):  # noqa: F811
     server = lab()
     session_id = LiveSession(server.url, token, transport="http").session_id
-    intruder = LiveSession(server.url, "lg_wrong", session_id=session_id, transport=transport, retries=0)
+    intruder = LiveSession(server.url, "lg_wrong", session_id=session_id, transport=transport, retries=0, linger=0)
 
     with pytest.raises(LiveSessionError) as caught:
         intruder.send({"type": "turn"})
@@ -229,7 +232,7 @@ def test_the_openai_wrapper_raises_when_the_lab_says_stop(lab, token, loop):  # 
     _, index, stop = loop
     row = corpus_row(LOOP_ROW)
     chunks = openai_chunks(row)
-    live = LiveSession(server.url, token, model=row["model"], window=1)
+    live = LiveSession(server.url, token, model=row["model"], window=1, linger=0)
     received = []
 
     with pytest.raises(LoopDetected) as caught:
@@ -249,6 +252,8 @@ def test_the_openai_wrapper_raises_when_the_lab_says_stop(lab, token, loop):  # 
     [
         ({"transport": "carrier-pigeon"}, "transport must be one of ('ws', 'http'), not 'carrier-pigeon'"),
         ({"window": 0}, "window must be at least 1"),
+        ({"linger": -1}, "linger must be at least 0 and max_batch at least 1"),
+        ({"max_batch": 0}, "linger must be at least 0 and max_batch at least 1"),
     ],
 )
 def test_bad_options_are_refused_before_anything_is_sent(options, message):
@@ -259,7 +264,7 @@ def test_bad_options_are_refused_before_anything_is_sent(options, message):
 
 def test_the_socket_transport_without_websockets_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "websockets.exceptions", None)  # as if the package were missing
-    live = LiveSession("http://127.0.0.1:9", "lg_x", session_id=1)
+    live = LiveSession("http://127.0.0.1:9", "lg_x", session_id=1, linger=0)
 
     with pytest.raises(LiveSessionError) as caught:
         live.send({"type": "turn"})
@@ -274,7 +279,7 @@ def test_the_async_openai_wrapper_raises_when_the_lab_says_stop(lab, token, loop
     server = lab()
     _, index, stop = loop
     chunks = openai_chunks(corpus_row(LOOP_ROW))
-    live = LiveSession(server.url, token, window=1)
+    live = LiveSession(server.url, token, window=1, linger=0)
 
     async def upstream():
         for item in chunks:
@@ -293,4 +298,34 @@ def test_the_async_openai_wrapper_raises_when_the_lab_says_stop(lab, token, loop
 
     assert received == chunks[: index + 1]
     assert (without_id(signal.detection), signal.origin) == (stop, "server")
+    live.disconnect()
+
+
+def test_a_guarded_stream_of_single_characters_reaches_the_lab_in_few_messages_and_stops_where_it_would_alone(
+    lab,  # noqa: F811
+    token,
+):
+    server = lab()
+    row = fixture_row(LOOP_FIXTURE)
+    chunks = openai_chunks(row, size=1)  # one character a chunk, as a token-by-token stream
+    profile = builtin_config().select(model=row["model"]).name
+    index, stop = reference_stop(row_events(row, size=1), profile)
+
+    def guarded_run(live: LiveSession | None) -> tuple[list, LoopDetected]:
+        received = []
+        with pytest.raises(LoopDetected) as caught:
+            for chunk in guard_openai_stream(chunks, monitor=Monitor(profile), live=live):
+                received.append(chunk)
+        return received, caught.value
+
+    alone, alone_signal = guarded_run(None)
+    live = LiveSession(server.url, token, model=row["model"])  # the default linger and batch size
+    watched, signal = guarded_run(live)
+
+    assert alone == watched == chunks[: index + 1]  # the local Monitor stops at once either way
+    assert (signal.origin, signal.detection) == ("local", alone_signal.detection) and signal.detection == stop
+    assert live.acked * 20 <= index + 1 and live.pending == {}  # 20 or more events a message
+    assert stored(live.session_id) == row_events(row, size=1)[: index + 1]  # the waiting batch flushed at the stop
+    assert without_id(live.stop) == {"profile": profile, **stop, "event_seq": index + 1}  # the lab's detection came
+    assert Session.objects.get(pk=live.session_id).state == "stopped"
     live.disconnect()

@@ -117,6 +117,7 @@ def test_the_walk_finds_every_app(world):
         "accounts",
         "overview",
         "api",
+        "otlp",
     }
 
 
@@ -130,7 +131,9 @@ def test_it_refuses_anonymous_requests_to_every_url(client, world, method):
             # an API view refuses before it looks at the method
             assert response.status_code in (401, 405), (name, path, response.status_code)
             if response.status_code == 405:
-                assert method == "get" and name == "proxy:chat_completions", (name, path)
+                assert method == "get" and name.startswith("proxy:"), (name, path)
+            elif name == "otlp:traces":
+                assert "message" in json.loads(response.content), (name, path)  # OTLP's google.rpc.Status
             else:
                 assert "error" in json.loads(response.content), (name, path)
         elif name == "accounts:logout":

@@ -81,7 +81,7 @@ def test_a_redis_restart_mid_stream_is_resumed_with_nothing_lost(lab, own_redis,
     server = lab(REDIS_URL=own_redis.url)
     events = row_events(corpus_row(NORMAL_ROW))
     messages = [events[i : i + BATCH] for i in range(0, len(events), BATCH)]
-    live = LiveSession(server.url, token, model="gpt4_1106_preview", title="redis restart")
+    live = LiveSession(server.url, token, model="gpt4_1106_preview", title="redis restart", linger=0)
     for message in messages[:10]:
         live.send(message)
     live.flush()

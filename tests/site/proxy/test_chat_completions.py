@@ -10,12 +10,11 @@ from __future__ import annotations
 import openai
 import pytest
 
-from detector.config import builtin_config
 from loopguard_site.replay.models import Detection
-from loopguard_site.transcripts.models import Event, Session
+from loopguard_site.transcripts.models import Session
+from tests.api_stubs import expected_stop, stored_events, without_id
 from tests.lab_server import lab  # noqa: F401 - the fixture
-from tests.members import member, project_token
-from tests.openai_stub import StubUpstream, corpus_row, openai_chunks, reference_stop, row_events
+from tests.openai_stub import StubUpstream, corpus_row, openai_chunks, row_events
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -26,35 +25,9 @@ UPSTREAM_KEY = "sk-upstream-secret"
 MESSAGES = [{"role": "user", "content": "Can you make ASCII art?"}]
 
 
-@pytest.fixture
-def user(django_user_model):
-    return member(django_user_model.objects.create_user("client"))
-
-
-@pytest.fixture
-def token(user) -> str:
-    return project_token(user=user, name="proxy tests")[1]
-
-
 def proxied(lab, stub: StubUpstream, token: str, **env: str) -> openai.OpenAI:  # noqa: F811
     server = lab(LOOPGUARD_UPSTREAM_URL=stub.url, LOOPGUARD_UPSTREAM_KEY=UPSTREAM_KEY, **env)
     return openai.OpenAI(base_url=server.url + "/v1", api_key=token, max_retries=0)
-
-
-def expected_stop(row: dict) -> tuple[int, dict]:
-    """Where the session's profile (chosen by the row's model) stops the row,
-    and the detection as the lab stores it (id aside)."""
-    profile = builtin_config().select(model=row["model"]).name
-    index, detection = reference_stop(row_events(row), profile)
-    return index, {"profile": profile, **detection, "event_seq": index + 1}
-
-
-def stored_events(session: Session) -> list[dict]:
-    return list(Event.objects.filter(session=session).order_by("seq").values_list("data", flat=True))
-
-
-def without_id(detection: dict) -> dict:
-    return {key: value for key, value in detection.items() if key != "id"}
 
 
 def plain(chunk) -> dict:

@@ -1,0 +1,5 @@
+from django.apps import AppConfig
+
+
+class OtlpConfig(AppConfig):
+    name = "loopguard_site.otlp"
