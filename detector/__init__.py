@@ -22,6 +22,10 @@ Public modules:
 - `detector.registry`: every detector family by its name (`DETECTORS`).
 - `detector.importers`: transcript formats in, events out (incrementally,
   with a format's `ChunkReader`, for streams).
+- `detector.importers.openai_chat`: its `ChunkReader` reads a chat-completions stream as it comes (the proxy).
+- `detector.importers.anthropic_messages`: its `EventReader`, likewise for Anthropic Messages.
+- `detector.importers.openai_responses`: its `EventReader`, likewise for OpenAI Responses.
+- `detector.importers.otel`: its `SpanReader` turns OpenTelemetry spans into events (the OTLP receiver).
 - `detector.evaluation`: scoring a profile on a labelled corpus.
 - `detector.tuning`: searching a profile's parameters on labelled streams,
   cross-validated (`loopguard tune`, the lab's tuning jobs).

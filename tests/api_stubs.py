@@ -1,7 +1,7 @@
-"""Rows of real model output from fixtures/demo (the repository's own, not
-../shared) as the Anthropic Messages and OpenAI Responses APIs would answer
-them, streamed or whole, for `tests.openai_stub.StubUpstream`; and what the
-proxy tests check a session against.
+"""Rows of real model output from the repository's fixtures/demo as the
+Anthropic Messages and OpenAI Responses APIs would answer them, streamed
+or whole, for `tests.openai_stub.StubUpstream`; and what the proxy tests
+check a session against.
 
 A row is `{"id", "model", "channel", "text"}` as `tests.openai_stub`'s
 helpers take it; streams cut its text into `DELTA_SIZE`-character deltas, so

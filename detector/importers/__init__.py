@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import anthropic_messages, claude_code, cline, codex, gemini_cli, loopguard_events, openai_chat, otel
-from .builder import TranscriptBuilder
+from .builder import TranscriptBuilder, as_dict
 from .detect import detect
 from .source import Source, decode
 from .transcript import FormatNotRecognised, Transcript, TranscriptError
@@ -39,6 +39,7 @@ __all__ = [
     "Transcript",
     "TranscriptBuilder",
     "TranscriptError",
+    "as_dict",
     "parse_bytes",
     "parse_path",
 ]

@@ -25,9 +25,8 @@ from functools import partial
 
 from django.db import IntegrityError, transaction
 
-from detector.importers import otel
-from detector.importers.builder import TranscriptBuilder
-from detector.importers.source import Source
+from detector.importers import Source, TranscriptBuilder
+from detector.importers.otel import NAME, VERSION, SpanReader, by_start, llm_model
 from loopguard_site.accounts.models import Project
 from loopguard_site.live.messages import send_to_viewers
 from loopguard_site.live.protocol import MAX_EVENTS_PER_MESSAGE, ProtocolError, parse_message
@@ -65,12 +64,12 @@ class TraceOutcome:
 
 
 def traces_ingest(*, user, project: Project, spans: list[dict]) -> list[TraceOutcome]:
-    """Store the spans of an export (as `otel.document_spans` gives them),
+    """Store the spans of an export (as `document_spans` gives them),
     trace by trace in the order their first span comes; one outcome each."""
     by_trace: dict[str, list[dict]] = defaultdict(list)
     for span in spans:
         by_trace[span["trace"]].append(span)
-    return [_trace_ingest(user, project, trace_id, otel.by_start(spans)) for trace_id, spans in by_trace.items()]
+    return [_trace_ingest(user, project, trace_id, by_start(spans)) for trace_id, spans in by_trace.items()]
 
 
 def _trace_ingest(user, project: Project, trace_id: str, spans: list[dict]) -> TraceOutcome:
@@ -81,7 +80,7 @@ def _trace_ingest(user, project: Project, trace_id: str, spans: list[dict]) -> T
     viewer_texts: list[str] = []
     try:
         with transaction.atomic():
-            model = next(filter(None, map(otel.llm_model, spans)), "")
+            model = next(filter(None, map(llm_model, spans)), "")
             trace = _trace_locked(user, project, trace_id, model)
             events = _trace_events(trace, spans)
             closes = any(span["root"] for span in spans)
@@ -122,8 +121,8 @@ def _trace_locked(user, project: Project, trace_id: str, model: str) -> TraceSes
 def _trace_events(trace: TraceSession, spans: list[dict]) -> list[dict]:
     """The events of `spans` after those of the trace's earlier exports;
     updates the reader's state and time origin kept in `trace`."""
-    builder = TranscriptBuilder(Source(f"trace {trace.trace_id}", ""), otel.NAME, otel.VERSION)
-    reader = otel.SpanReader(builder, trace.unanswered)
+    builder = TranscriptBuilder(Source(f"trace {trace.trace_id}", ""), NAME, VERSION)
+    reader = SpanReader(builder, trace.unanswered)
     for span in spans:
         reader.feed(span)
     times = [event["t"] for event in builder.events if "t" in event]

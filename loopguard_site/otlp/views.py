@@ -11,8 +11,8 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from detector.importers import TranscriptError, otel
-from detector.importers.source import Source
+from detector.importers import Source, TranscriptError
+from detector.importers.otel import document_spans
 from loopguard_site.accounts.access import ProjectChoiceError, project_for
 from loopguard_site.accounts.auth import request_token_user
 from loopguard_site.accounts.models import Role
@@ -46,7 +46,7 @@ def traces(request: HttpRequest) -> HttpResponse:
             raise OtlpError(f"the body is over {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes", status=413) from exc
         data = decompressed(body, request.headers.get("Content-Encoding"), settings.LOOPGUARD_UPLOAD_MAX_BYTES)
         try:
-            spans = otel.document_spans(Source("request body", ""), export_document(data, kind))
+            spans = document_spans(Source("request body", ""), export_document(data, kind))
         except TranscriptError as exc:
             raise OtlpError(str(exc)) from exc
         outcomes = traces_ingest(user=user, project=project, spans=spans)

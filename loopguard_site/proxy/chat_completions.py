@@ -10,8 +10,7 @@ import json
 
 from django.conf import settings
 
-from detector.importers import parse_bytes
-from detector.importers.builder import TranscriptBuilder
+from detector.importers import TranscriptBuilder, parse_bytes
 from detector.importers.openai_chat import ChunkReader
 
 from .services import ProxyApi, SseRecord, StreamEnding

@@ -14,9 +14,8 @@ import json
 
 from django.conf import settings
 
-from detector.importers import parse_bytes
+from detector.importers import TranscriptBuilder, as_dict, parse_bytes
 from detector.importers.anthropic_messages import EventReader
-from detector.importers.builder import TranscriptBuilder, as_dict
 
 from .services import ProxyApi, SseRecord, StreamEnding
 

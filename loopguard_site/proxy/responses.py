@@ -16,10 +16,8 @@ import json
 
 from django.conf import settings
 
-from detector.importers.builder import TranscriptBuilder, as_dict
+from detector.importers import Source, TranscriptBuilder, TranscriptError, as_dict
 from detector.importers.openai_responses import EventReader, add_response
-from detector.importers.source import Source
-from detector.importers.transcript import TranscriptError
 
 from .chat_completions import openai_error_body, openai_upstream
 from .services import ProxyApi, SseRecord, StreamEnding
