@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from detector.config import builtin_config
+from detector.monitor import Monitor
 from loopguard_site.accounts.services import default_project
 from loopguard_site.profiles.services import profile_version_create
 from loopguard_site.replay.models import Detection, ReplayJob, ReplayRun
@@ -143,6 +144,28 @@ def test_a_failing_run_is_recorded_and_the_others_go_on(user):
     failed = job.runs.get(session=bad)
     assert (failed.state, failed.error) == ("failed", f"ReplayError: session {bad.pk}, event 2: {REFUSED}")
     assert job.runs.get(session=good).state == "done"
+
+
+@pytest.mark.django_db
+def test_one_profile_failing_fails_its_run_alone_and_the_sessions_other_runs_finish(user, monkeypatch):
+    session = store_demo(TOOLS)
+    job = replay_job_create(user=user, profiles=["default", "seed000"], session_ids=[session.pk])
+    feed = Monitor.feed
+
+    def seed000_breaks(self, event):
+        if self.profile.name == "seed000" and self.ctx.events == 2:
+            raise RuntimeError("detector bug")
+        return feed(self, event)
+
+    monkeypatch.setattr(Monitor, "feed", seed000_breaks)
+    replay_job_session_execute(job_id=job.pk, session_id=session.pk, claim="t1")
+
+    assert job_counts(job) == ("done", 2, 1, 2)
+    assert list(job.runs.order_by("profile").values_list("profile", "state", "error", "detection_count")) == [
+        ("default", "done", "", scan_count(TOOLS, "default")),
+        ("seed000", "failed", "RuntimeError: detector bug", 0),
+    ]
+    assert stored_detections(session, "default") == scan_json(TOOLS, "default")["detections"]
 
 
 @pytest.mark.django_db
