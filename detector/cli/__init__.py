@@ -20,6 +20,8 @@ COMMANDS = {
     "lab": "loopguard_site.cli.lab",
     "import": "loopguard_site.cli.import_sessions",
     "replay": "loopguard_site.cli.replay",
+    "prune": "loopguard_site.cli.prune",
+    "move-raw-uploads": "loopguard_site.cli.move_raw_uploads",
 }
 
 
