@@ -6,6 +6,8 @@ new ones, and removing a stored file once its row is deleted.
 A row with a `file` name is read from the storage, any other from
 `content`: a row is readable before, during and after a move, which
 changes one row at a time, and only after its copy was read back intact.
+The storage is looked up at each use (`raw_upload_storage`), not taken
+from the model field, which fixes one when the model class is made.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ def raw_upload_create(*, session: Session, filename: str, raw: bytes) -> RawUplo
     if settings.LOOPGUARD_RAW_STORAGE == "db":
         upload.content = raw
     else:
-        upload.file.save(raw_upload_name(session.pk, upload.sha256), ContentFile(raw), save=False)
+        upload.file.name = raw_upload_storage().save(raw_upload_name(session.pk, upload.sha256), ContentFile(raw))
     upload.save()
     return upload
 
@@ -50,7 +52,7 @@ def raw_upload_create(*, session: Session, filename: str, raw: bytes) -> RawUplo
 def raw_upload_read(upload: RawUpload) -> bytes:
     """The upload's bytes, from the storage or the database."""
     if upload.file:
-        with upload.file.open("rb") as stored:
+        with raw_upload_storage().open(upload.file.name, "rb") as stored:
             return stored.read()
     return bytes(upload.content)
 
