@@ -7,7 +7,6 @@ from __future__ import annotations
 import pytest
 
 from detector.config import builtin_config
-from detector.monitor import Monitor
 from loopguard_site.accounts.services import default_project
 from loopguard_site.profiles.services import profile_version_create
 from loopguard_site.replay.models import Detection, ReplayJob, ReplayRun
@@ -22,7 +21,7 @@ from loopguard_site.replay.services import (
 )
 from loopguard_site.transcripts.services import session_create_from_events
 
-from .conftest import scan_count, scan_json, store_demo, stored_detections
+from .conftest import profile_breaks, scan_count, scan_json, store_demo, stored_detections
 
 NOT_NAMES = '"profiles" must be a non-empty list of profile names'
 KNOWN = "default, seed000, gemini, preview"
@@ -150,14 +149,7 @@ def test_a_failing_run_is_recorded_and_the_others_go_on(user):
 def test_one_profile_failing_fails_its_run_alone_and_the_sessions_other_runs_finish(user, monkeypatch):
     session = store_demo(TOOLS)
     job = replay_job_create(user=user, profiles=["default", "seed000"], session_ids=[session.pk])
-    feed = Monitor.feed
-
-    def seed000_breaks(self, event):
-        if self.profile.name == "seed000" and self.ctx.events == 2:
-            raise RuntimeError("detector bug")
-        return feed(self, event)
-
-    monkeypatch.setattr(Monitor, "feed", seed000_breaks)
+    profile_breaks(monkeypatch, "seed000", at_event=3)
     replay_job_session_execute(job_id=job.pk, session_id=session.pk, claim="t1")
 
     assert job_counts(job) == ("done", 2, 1, 2)

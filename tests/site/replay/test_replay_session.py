@@ -19,6 +19,7 @@ from .conftest import (
     DEMO_FILES,
     PROFILES,
     first_firing_seq,
+    profile_breaks,
     scan_count,
     scan_json,
     store_demo,
@@ -214,14 +215,7 @@ def test_several_profiles_at_once_store_what_each_alone_stores_reading_the_event
 def test_a_profile_failing_in_the_middle_fails_alone(monkeypatch):
     name = "loop-tools-readmediafile.jsonl"
     session = store_demo(name)
-    feed = Monitor.feed
-
-    def seed000_breaks_at_event_5(self, event):
-        if self.profile.name == "seed000" and self.ctx.events == 4:
-            raise RuntimeError("detector bug")
-        return feed(self, event)
-
-    monkeypatch.setattr(Monitor, "feed", seed000_breaks_at_event_5)
+    profile_breaks(monkeypatch, "seed000", at_event=5)
     default, broken, unknown = replay_session_profiles(
         session=session, runs=[("default", None), ("seed000", None), ("no-such-profile", None)]
     )

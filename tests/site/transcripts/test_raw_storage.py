@@ -26,12 +26,6 @@ SAMPLES = [
 DB_STORAGE = "django.core.files.storage.FileSystemStorage"
 
 
-@pytest.fixture(params=[pytest.param("full"), pytest.param("embedded", marks=pytest.mark.embedded)])
-def database(request):
-    """Each test runs once per mode: PostgreSQL in the full run, SQLite in the embedded one."""
-    return request.param
-
-
 @pytest.fixture
 def raw_dir(settings, tmp_path):
     """The raw-upload storage: real files under a fresh directory."""

@@ -23,12 +23,6 @@ LOOP_EVENTS = [{"type": "turn"}] + [{"type": "reasoning", "text": "I will check 
 RAW = b'{"type": "turn"}\n'
 
 
-@pytest.fixture(params=[pytest.param("full"), pytest.param("embedded", marks=pytest.mark.embedded)])
-def database(request):
-    """Each test runs once per mode: PostgreSQL in the full run, SQLite in the embedded one."""
-    return request.param
-
-
 def stored(title: str, *, days_old: int, state: str = Session.State.STORED, replayed: bool = True) -> Session:
     session = session_create_from_events(
         title=title, model="m", source_format="events", parser_version="1", events=LOOP_EVENTS, raw=RAW,
