@@ -152,14 +152,15 @@ def replay_session_profiles(
             replays.append(exc)
     feeding = [replay for replay in replays if isinstance(replay, _ProfileReplay)]
     for seq, event in session_event_stream(session.pk):
+        failed = False
         for replay in feeding:
             try:
                 replay.feed(seq, event)
             except Exception as exc:  # noqa: BLE001 - this profile's alone
                 if isinstance(exc, EventError):
                     exc = ReplayError(f"session {session.pk}, event {seq}: {exc}")
-                replay.error = exc
-        if any(replay.error for replay in feeding):
+                replay.error, failed = exc, True
+        if failed:
             feeding = [replay for replay in feeding if replay.error is None]
     outcomes: list[ReplaySummary | Exception] = []
     for (profile, run), replay in zip(runs, replays, strict=True):
