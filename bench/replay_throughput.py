@@ -10,7 +10,12 @@ fixtures/formats as they are, then corpus rows (fixtures/corpus) as
 (`replay_job_create`) over all of them through the profile is then timed
 from creation to its last run finished, first with one worker
 (`celery -A loopguard_site worker -c 1`) and then with two; Redis db 12 is
-the broker. Workers are stopped on every exit, Ctrl-C included.
+the broker. Workers are stopped on every exit, Ctrl-C included. Each
+worker's CPU share is its CPU time (its main process and the pool process
+that runs the tasks) over the job's wall time: 100 % is one core. On a
+shared machine the share is what the scheduler gave; events per worker
+CPU-second (events fed to monitors: events × profiles) is the rate a worker
+with a core of its own would approach, were the database as fast.
 
     .venv/bin/python bench/replay_throughput.py            # 200 sessions
     .venv/bin/python bench/replay_throughput.py --quick    # 40 sessions
@@ -28,7 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.corpus import FORMATS_DIR, add_corpus_argument, corpus_files  # noqa: E402
-from bench.lab_processes import bench_lab, load_average, processes  # noqa: E402
+from bench.lab_processes import bench_lab, cpu_seconds, load_average, processes  # noqa: E402
 from detector.evaluation import read_corpus, row_events  # noqa: E402
 
 DATABASE = "loopguard_bench_replay"
@@ -71,6 +76,12 @@ def wait_for_workers(app, count: int, deadline_s: float = 120) -> None:
     raise SystemExit(f"{count} Celery worker(s) did not answer within {deadline_s:.0f} s")
 
 
+def worker_cpu_seconds(pid: int) -> float:
+    """CPU seconds of a worker: its process, and its pool processes (alive or reaped)."""
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return cpu_seconds(pid) + sum(cpu_seconds(int(child)) for child in children)
+
+
 def timed_job(session_ids: list[int], profiles: list[str]) -> tuple[float, str]:
     from loopguard_site.replay.models import ReplayJob
     from loopguard_site.replay.services import replay_job_create
@@ -106,8 +117,11 @@ def main(argv: list[str] | None = None) -> int:
             f"imported {len(session_ids)} sessions, {events:,} events, {sum(len(d) for _, d in files) / 1e6:.1f} MB"
             f" in {time.perf_counter() - start:.1f} s; profiles: {', '.join(profiles)}; {load_average()}"
         )
-        print("| workers | seconds | sessions/s | events/s | scaling | job | load average after |")
-        print("|---|---|---|---|---|---|---|")
+        print(
+            "| workers | seconds | runs/s | events/s | scaling | worker CPU | events/worker CPU-s | job"
+            " | load average after |"
+        )
+        print("|---|---|---|---|---|---|---|---|---|")
         first = None
         for count_workers in (1, 2):
             while len(workers.running) < count_workers:
@@ -116,12 +130,15 @@ def main(argv: list[str] | None = None) -> int:
                 command += ["-n", f"bench{number}@%h", "-l", "WARNING", "--without-gossip", "--without-mingle"]
                 workers.start(command, env, logs / f"worker{number}.log")
             wait_for_workers(app, count_workers)
+            cpu_before = [worker_cpu_seconds(worker.pid) for worker in workers.running]
             seconds, outcome = timed_job(session_ids, profiles)
-            runs = len(session_ids) * len(profiles)
+            used = [worker_cpu_seconds(w.pid) - before for w, before in zip(workers.running, cpu_before, strict=True)]
+            runs, fed = len(session_ids) * len(profiles), events * len(profiles)
             first = first or seconds
             print(
-                f"| {count_workers} | {seconds:.1f} | {runs / seconds:.2f} | {events * len(profiles) / seconds:,.0f}"
-                f" | {first / seconds:.2f}× | {outcome} | {load_average()[13:]} |",
+                f"| {count_workers} | {seconds:.1f} | {runs / seconds:.2f} | {fed / seconds:,.0f}"
+                f" | {first / seconds:.2f}× | {', '.join(f'{cpu / seconds:.0%}' for cpu in used)}"
+                f" | {fed / sum(used):,.0f} | {outcome} | {load_average()[13:]} |",
                 flush=True,
             )
     print(f"worker logs: {logs}")

@@ -67,6 +67,46 @@ FILE_UPLOAD_HANDLERS = [
     "django.core.files.uploadhandler.TemporaryFileUploadHandler",
 ]
 
+# Retention: `loopguard prune` without --older-than deletes the sessions
+# created more than this many days ago (0: off, it prunes only when told how old).
+LOOPGUARD_RETENTION_DAYS = env_int("LOOPGUARD_RETENTION_DAYS", 0, minimum=0)
+
+# Raw uploads (each uploaded file, byte for byte, for download): new ones are
+# kept in the database (db), in files under LOOPGUARD_RAW_DIR (file) or in an
+# S3-compatible bucket (s3, django-storages: `pip install loopguard[s3]`).
+# Rows kept elsewhere stay readable: `loopguard move-raw-uploads` moves them.
+LOOPGUARD_RAW_STORAGE = env_str("LOOPGUARD_RAW_STORAGE", "db")
+if LOOPGUARD_RAW_STORAGE not in ("db", "file", "s3"):
+    raise ImproperlyConfigured(f"LOOPGUARD_RAW_STORAGE={LOOPGUARD_RAW_STORAGE!r}: use db, file or s3")
+if LOOPGUARD_RAW_STORAGE == "s3":
+    if importlib.util.find_spec("storages") is None:
+        raise ImproperlyConfigured("LOOPGUARD_RAW_STORAGE=s3 needs django-storages: pip install 'loopguard[s3]'")
+    if env_str("LOOPGUARD_S3_BUCKET") is None:
+        raise ImproperlyConfigured("LOOPGUARD_RAW_STORAGE=s3 needs LOOPGUARD_S3_BUCKET")
+    RAW_UPLOAD_STORAGE = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": env_str("LOOPGUARD_S3_BUCKET"),
+            "endpoint_url": env_str("LOOPGUARD_S3_ENDPOINT_URL"),  # unset: AWS itself
+            "region_name": env_str("LOOPGUARD_S3_REGION"),
+            # unset: boto3's own chain (AWS_ACCESS_KEY_ID..., ~/.aws, an instance role)
+            "access_key": env_str("LOOPGUARD_S3_ACCESS_KEY_ID"),
+            "secret_key": env_str("LOOPGUARD_S3_SECRET_ACCESS_KEY"),
+            "location": env_str("LOOPGUARD_S3_PREFIX", "raw-uploads"),
+            "file_overwrite": False,
+        },
+    }
+else:  # also where `db` mode reads rows an earlier `file` mode stored
+    RAW_UPLOAD_STORAGE = {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {"location": env_str("LOOPGUARD_RAW_DIR", str(DATA_DIR / "raw-uploads"))},
+    }
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    "raw_uploads": RAW_UPLOAD_STORAGE,
+}
+
 # Limits: events a session may hold (import and live ingest), the largest
 # WebSocket message, and authenticated API calls per token per UTC day (past
 # it: 429 with Retry-After, accounts.quota).

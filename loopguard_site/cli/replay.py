@@ -1,8 +1,9 @@
 """`loopguard replay (SESSION_ID... | --all [--model M] [--format F] [--tag T]) [--profile NAME]... [--project P]`:
 replay stored sessions of a project (default: "default") through profiles in this process, without Celery.
 
-Each session × profile is replayed by `replay_session`, as a replay job's
-task would, and its stored results are replaced. One line per pair on
+Each session is replayed through every profile at once by
+`replay_session_profiles`, as a replay job's task does, and its stored
+results are replaced. One line per pair on
 stdout: ``session N × PROFILE: D detections[, first DETECTOR/TYPE on CHANNEL
 at A (loop from S, C after it)]``.
 
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
 
     django.setup()
     from loopguard_site.accounts.selectors import project_named
-    from loopguard_site.replay.services import ReplayError, ReplayRequestError, replay_session, replay_targets
+    from loopguard_site.replay.services import ReplayError, ReplayRequestError, replay_session_profiles, replay_targets
     from loopguard_site.transcripts.models import Session
 
     project = project_named(args.project)
@@ -69,14 +70,15 @@ def run(args: argparse.Namespace) -> int:
         return 2
     found = False
     for session in Session.objects.filter(pk__in=chosen).order_by("id").iterator():
-        for profile in profiles:
-            try:
-                summary = replay_session(session=session, profile_name=profile)
-            except ReplayError as exc:
-                print(f"loopguard replay: {exc}", file=sys.stderr)
+        outcomes = replay_session_profiles(session=session, runs=[(profile, None) for profile in profiles])
+        for profile, outcome in zip(profiles, outcomes, strict=True):
+            if isinstance(outcome, ReplayError):
+                print(f"loopguard replay: {outcome}", file=sys.stderr)
                 return 2
-            found = found or summary.detection_count > 0
-            print(f"session {session.pk} × {profile}: {summary_line(summary)}")
+            if isinstance(outcome, Exception):
+                raise outcome
+            found = found or outcome.detection_count > 0
+            print(f"session {session.pk} × {profile}: {summary_line(outcome)}")
     return 1 if found else 0
 
 

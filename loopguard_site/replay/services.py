@@ -1,8 +1,10 @@
 """Writes of the replay app: replaying a session, and replay jobs.
 
 `replay_session` is the one replay: the Monitor over a session's stored
-events, results stored per session × profile (a re-run replaces them). Jobs
-fan that out over sessions × profiles: one Celery task per session, enqueued
+events, results stored per session × profile (a re-run replaces them);
+`replay_session_profiles` does it for several profiles with one read of the
+events. Jobs fan that out over sessions × profiles: one Celery task per
+session (all its profiles at once), enqueued
 in chunks by a dispatcher task so a job over every session costs the request
 one message; each run is claimed once with a conditional UPDATE, and the
 job's counters move with F() expressions in the transaction that stores the
@@ -11,6 +13,7 @@ run's results, so a redelivered task can neither lose nor double-count one.
 
 from __future__ import annotations
 
+import time
 from dataclasses import asdict, dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -18,12 +21,13 @@ from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
-from detector import Checkpoint, EventError, StreamContext
+from detector import Checkpoint, EventError, Monitor, StreamContext
 from detector import Detection as Found
 from detector.config import Config
 from loopguard_site.accounts.models import Project
 from loopguard_site.accounts.services import default_project
-from loopguard_site.transcripts.models import Event, Session
+from loopguard_site.transcripts.models import Session
+from loopguard_site.transcripts.selectors import session_event_stream
 
 from .messages import send_job_progress
 from .models import CheckpointEvaluation, Detection, ReplayJob, ReplayRun, SessionVerdict
@@ -39,9 +43,12 @@ from .selectors import (
     session_ids_matching,
 )
 
-EVENT_CHUNK = 2000  # events read per database round trip
 ROW_BATCH = 1000  # rows per INSERT
 DISPATCH_CHUNK = 500  # session tasks one dispatcher task enqueues
+# A worker tells a job's sockets its counters when it finishes and otherwise
+# at most this often: a message costs about 25 ms, a short session's replay less.
+PROGRESS_INTERVAL_S = 0.5
+_progress_sent: dict[int, float] = {}  # job id -> when this process last sent its counters
 
 
 class ReplayRequestError(ValueError):
@@ -100,24 +107,80 @@ def replay_session(
     """Run the profile over the session's stored events, in seq order, and
     store every detection and checkpoint evaluation in place of that session
     × profile's earlier ones. With `run`, the run is marked done with the
-    summary, and its job counted, in the same transaction."""
-    profile = (config or replay_config(session.project_id)).select(profile_name)
-    monitor = profile_monitor(profile, model=session.model)
-    found: list[tuple[int, Found]] = []
-    checkpoints: list[tuple[int, Checkpoint]] = []
-    events = Event.objects.filter(session=session).order_by("seq").values_list("seq", "data")
-    for seq, data in events.iterator(chunk_size=EVENT_CHUNK):
+    summary, and its job counted, in the same transaction. A stored event
+    the monitor refuses raises `ReplayError`, and nothing is stored."""
+    (outcome,) = replay_session_profiles(session=session, runs=[(profile_name, run)], config=config)
+    if isinstance(outcome, Exception):
+        raise outcome
+    return outcome
+
+
+class _ProfileReplay:
+    """One profile's Monitor over a session, and what it found so far."""
+
+    def __init__(self, monitor: Monitor):
+        self.monitor = monitor
+        self.found: list[tuple[int, Found]] = []
+        self.checkpoints: list[tuple[int, Checkpoint]] = []
+        self.error: Exception | None = None
+
+    def feed(self, seq: int, event: dict) -> None:
+        found = self.monitor.feed(event)
+        if found:
+            self.found.extend((seq, detection) for detection in found)
+        if self.monitor.ctx.checkpoints:
+            self.checkpoints.extend((seq, checkpoint) for checkpoint in self.monitor.take_checkpoints())
+
+
+def replay_session_profiles(
+    *, session: Session, runs: list[tuple[str, ReplayRun | None]], config: Config | None = None
+) -> list[ReplaySummary | Exception]:
+    """`replay_session` for several profiles (each with its run or None) at
+    once: the session's events are read once and each is fed to one Monitor
+    per profile; each profile's results are stored (and its run finished) in
+    a transaction of its own. A profile that fails gets its exception in
+    place of a summary (`ReplayError` for an event its monitor refuses),
+    stores nothing, and the others go on. Database outages propagate."""
+    config = config or replay_config(session.project_id)
+    replays: list[_ProfileReplay | Exception] = []
+    for profile, _ in runs:
         try:
-            found.extend((seq, detection) for detection in monitor.feed(data))
-        except EventError as exc:
-            raise ReplayError(f"session {session.pk}, event {seq}: {exc}") from exc
-        checkpoints.extend((seq, checkpoint) for checkpoint in monitor.take_checkpoints())
-    summary = replay_summary(found, monitor.ctx)
+            replays.append(_ProfileReplay(profile_monitor(config.select(profile), model=session.model)))
+        except Exception as exc:  # noqa: BLE001 - a profile that cannot start fails alone
+            replays.append(exc)
+    feeding = [replay for replay in replays if isinstance(replay, _ProfileReplay)]
+    for seq, event in session_event_stream(session.pk):
+        failed = False
+        for replay in feeding:
+            try:
+                replay.feed(seq, event)
+            except Exception as exc:  # noqa: BLE001 - this profile's alone
+                if isinstance(exc, EventError):
+                    exc = ReplayError(f"session {session.pk}, event {seq}: {exc}")
+                replay.error, failed = exc, True
+        if failed:
+            feeding = [replay for replay in feeding if replay.error is None]
+    outcomes: list[ReplaySummary | Exception] = []
+    for (profile, run), replay in zip(runs, replays, strict=True):
+        if isinstance(replay, Exception) or replay.error is not None:
+            outcomes.append(replay if isinstance(replay, Exception) else replay.error)
+            continue
+        try:
+            outcomes.append(_replay_store(session, profile, run, replay))
+        except (OperationalError, InterfaceError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - this profile's alone
+            outcomes.append(exc)
+    return outcomes
+
+
+def _replay_store(session: Session, profile: str, run: ReplayRun | None, replay: _ProfileReplay) -> ReplaySummary:
+    summary = replay_summary(replay.found, replay.monitor.ctx)
     with transaction.atomic():
         # One writer per session at a time: two replays of the same pair
         # (a duplicate delivery) must not both delete, then both insert.
         list(Session.objects.select_for_update().filter(pk=session.pk).values_list("pk"))
-        _results_replace(session, profile_name, run, found, checkpoints)
+        _results_replace(session, profile, run, replay.found, replay.checkpoints)
         if run is not None:
             _run_finished(run, ReplayRun.State.DONE, summary=summary)
     return summary
@@ -223,20 +286,23 @@ def replay_run_claim(*, run_id: int, claim: str) -> bool:
 
 def replay_job_session_execute(*, job_id: int, session_id: int, claim: str) -> None:
     """Replay one session through each profile of the job whose run this task
-    can claim (see `replay_run_claim`); a run that fails is recorded as failed
-    and the others go on. Database outages propagate, for the task to retry."""
-    for run in job_runs_of_session(job_id=job_id, session_id=session_id):
-        if not replay_run_claim(run_id=run.pk, claim=claim):
-            continue
-        _job_started(job_id)
-        try:
-            replay_session(session=run.session, profile_name=run.profile, run=run)
-        except (OperationalError, InterfaceError):
-            raise
-        except Exception as exc:  # noqa: BLE001 - any other failure belongs to this run alone
+    can claim (see `replay_run_claim`), reading its events once for all of
+    them; a run that fails is recorded as failed and the others go on.
+    Database outages propagate, for the task to retry."""
+    claimed = [
+        run
+        for run in job_runs_of_session(job_id=job_id, session_id=session_id)
+        if replay_run_claim(run_id=run.pk, claim=claim)
+    ]
+    if not claimed:
+        return
+    _job_started(job_id)
+    outcomes = replay_session_profiles(session=claimed[0].session, runs=[(run.profile, run) for run in claimed])
+    for run, outcome in zip(claimed, outcomes, strict=True):
+        if isinstance(outcome, Exception):
             with transaction.atomic():
-                _run_finished(run, ReplayRun.State.FAILED, error=f"{type(exc).__name__}: {exc}")
-        _progress(job_id)
+                _run_finished(run, ReplayRun.State.FAILED, error=f"{type(outcome).__name__}: {outcome}")
+    _progress(job_id)
 
 
 def replay_session_runs_abandon(*, job_id: int, session_id: int, claim: str, error: str) -> None:
@@ -257,8 +323,16 @@ def _job_started(job_id: int) -> None:
 
 def _progress(job_id: int) -> None:
     job = replay_job_get(job_id)
-    if job is not None:
-        send_job_progress(job)
+    if job is None:
+        return
+    now = time.monotonic()
+    for stale in [i for i, sent in _progress_sent.items() if now - sent >= PROGRESS_INTERVAL_S]:
+        del _progress_sent[stale]
+    if job.state in (ReplayJob.State.QUEUED, ReplayJob.State.RUNNING):
+        if job_id in _progress_sent:
+            return
+        _progress_sent[job_id] = now
+    send_job_progress(job)
 
 
 def replay_job_create(

@@ -15,6 +15,7 @@ from loopguard_site.replay.models import SessionVerdict
 
 from .filters import FilterError, session_filters
 from .models import RawUpload, Session
+from .raw_uploads import raw_upload_read
 from .selectors import session_events, session_for, session_list
 from .services import (
     ImportOutcome,
@@ -186,7 +187,7 @@ def session_raw(request: HttpRequest, pk: int) -> HttpResponse:
     if raw is None:
         raise ApiError(f"session {pk} has no raw upload (a live session)", status=404)
     return HttpResponse(
-        bytes(raw.content),
+        raw_upload_read(raw),
         content_type="application/octet-stream",
         headers={"Content-Disposition": content_disposition_header(True, raw.filename)},
     )

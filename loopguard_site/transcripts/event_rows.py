@@ -16,6 +16,8 @@ from collections.abc import Iterable, Sequence
 
 from django.db import connection
 
+from detector.events import TEXT_CHANNELS
+
 from .models import Event
 
 SQLITE_BATCH = 1000  # rows per INSERT: 4,000 parameters, under SQLite's limit of 32,766
@@ -25,6 +27,27 @@ _FIELDS = ("session", "seq", "type", "data")
 def event_json(event: dict) -> str:
     """The event's JSON text as `JSONField` stores it."""
     return json.dumps(event, ensure_ascii=False)
+
+
+# A text chunk without a time stamp (most of a stream) as stored JSON text
+# reads it: (type, head, tail) around the text, in PostgreSQL's jsonb key
+# order (`data::text`) and in `event_json`'s (SQLite keeps that text).
+_TEXT_EVENT_FRAMES = [
+    frame
+    for kind in TEXT_CHANNELS
+    for frame in ((kind, '{"text": "', f'", "type": "{kind}"}}'), (kind, f'{{"type": "{kind}", "text": "', '"}'))
+]
+
+
+def event_from_json(text: str) -> dict:
+    """The event a stored JSON text holds. A text chunk whose text needs no
+    escape (8 quotes in all, no backslash: its text holds neither) is cut
+    out of its frame, about five times faster than `json.loads`."""
+    if "\\" not in text and text.count('"') == 8:
+        for kind, head, tail in _TEXT_EVENT_FRAMES:
+            if text.startswith(head) and text.endswith(tail):
+                return {"type": kind, "text": text[len(head) : -len(tail)]}
+    return json.loads(text)
 
 
 def events_insert(session_id: int, events: Sequence[dict]) -> None:

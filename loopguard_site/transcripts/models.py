@@ -1,4 +1,5 @@
 from django.conf import settings
+from django.core.files.storage import storages
 from django.db import models
 from django.urls import reverse
 
@@ -72,12 +73,19 @@ class Event(models.Model):
         return f"{self.session_id}#{self.seq} {self.type}"
 
 
+def raw_upload_storage():
+    """Where raw uploads kept outside the database are (settings.STORAGES)."""
+    return storages["raw_uploads"]
+
+
 class RawUpload(models.Model):
-    """The uploaded file, byte for byte, kept for download and re-import."""
+    """The uploaded file, byte for byte, kept for download and re-import: in
+    `content`, or in `file` of the raw-upload storage (LOOPGUARD_RAW_STORAGE)."""
 
     session = models.OneToOneField(Session, on_delete=models.CASCADE, related_name="raw_upload")
     filename = models.CharField(max_length=255)
-    content = models.BinaryField()
+    content = models.BinaryField(blank=True, default=b"")
+    file = models.FileField(storage=raw_upload_storage, max_length=300, blank=True)
     size = models.PositiveBigIntegerField()
     sha256 = models.CharField(max_length=64, db_index=True)
 

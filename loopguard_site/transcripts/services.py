@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
@@ -19,6 +18,7 @@ from loopguard_site.replay.services import sessions_scan
 from .archives import ZipLimits, is_zip, zip_members
 from .event_rows import events_insert
 from .models import RawUpload, Session, Tag
+from .raw_uploads import raw_upload_create
 from .storable import unstorable_event
 
 TITLE_MAX = Session._meta.get_field("title").max_length
@@ -65,9 +65,7 @@ def session_create_from_events(
         session.tags.set(Tag.objects.filter(name__in=names))
     events_insert(session.pk, events)
     if raw is not None:
-        RawUpload.objects.create(
-            session=session, filename=filename, content=raw, size=len(raw), sha256=hashlib.sha256(raw).hexdigest()
-        )
+        raw_upload_create(session=session, filename=filename, raw=raw)
     return session
 
 

@@ -133,6 +133,9 @@ def test_it_keeps_the_generated_development_secret_key(tmp_path):
         ({"DATABASE_URL": "sqlite://lg.sqlite3"}, "DATABASE_URL='sqlite://lg.sqlite3': a SQLite URL is sqlite:////"),
         ({"DATABASE_URL": "sqlite:///lg.sqlite3"}, "DATABASE_URL='sqlite:///lg.sqlite3': a SQLite URL is sqlite:////"),
         ({"REDIS_URL": "localhost:6379"}, "REDIS_URL='localhost:6379': use redis://host:port/db"),
+        ({"LOOPGUARD_RAW_STORAGE": "disk"}, "LOOPGUARD_RAW_STORAGE='disk': use db, file or s3"),
+        ({"LOOPGUARD_RAW_STORAGE": "s3"}, "LOOPGUARD_RAW_STORAGE=s3 needs LOOPGUARD_S3_BUCKET"),
+        ({"LOOPGUARD_RETENTION_DAYS": "-1"}, "LOOPGUARD_RETENTION_DAYS='-1' must be at least 0"),
     ],
 )
 def test_it_refuses_a_bad_value_naming_the_variable(tmp_path, env, message):
@@ -150,3 +153,39 @@ def test_it_reads_a_sqlite_url(tmp_path):
         "NAME": "/var/lib/loop guard/lab.sqlite3",
         "OPTIONS": SQLITE_OPTIONS,
     }
+
+
+def test_raw_uploads_go_to_a_file_directory_or_an_s3_bucket_as_configured(tmp_path):
+    show = "from loopguard_site import settings as s; import json; print(json.dumps(s.STORAGES['raw_uploads']))"
+    environ = {"PATH": os.environ["PATH"], "LOOPGUARD_DATA_DIR": str(tmp_path)}
+    s3 = {
+        "LOOPGUARD_RAW_STORAGE": "s3", "LOOPGUARD_S3_BUCKET": "b", "LOOPGUARD_S3_ENDPOINT_URL": "http://minio:9000",
+        "LOOPGUARD_S3_REGION": "eu-west-1", "LOOPGUARD_S3_ACCESS_KEY_ID": "k", "LOOPGUARD_S3_SECRET_ACCESS_KEY": "s",
+    }  # fmt: skip
+    storages = [
+        json.loads(
+            subprocess.run(
+                [sys.executable, "-c", show],
+                cwd=REPO_ROOT,
+                env={**environ, **env},
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=True,
+            ).stdout
+        )  # fmt: skip
+        for env in ({}, {"LOOPGUARD_RAW_STORAGE": "file", "LOOPGUARD_RAW_DIR": "/srv/raw"}, s3)
+    ]
+
+    files = "django.core.files.storage.FileSystemStorage"
+    assert storages == [
+        {"BACKEND": files, "OPTIONS": {"location": f"{tmp_path}/raw-uploads"}},
+        {"BACKEND": files, "OPTIONS": {"location": "/srv/raw"}},
+        {
+            "BACKEND": "storages.backends.s3.S3Storage",
+            "OPTIONS": {
+                "bucket_name": "b", "endpoint_url": "http://minio:9000", "region_name": "eu-west-1",
+                "access_key": "k", "secret_key": "s", "location": "raw-uploads", "file_overwrite": False,
+            },
+        },
+    ]  # fmt: skip

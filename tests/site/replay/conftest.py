@@ -68,6 +68,19 @@ def first_firing_seq(name: str, profile: str) -> int | None:
     return None
 
 
+def profile_breaks(monkeypatch, profile: str, *, at_event: int) -> None:
+    """Make the Monitors of `profile` raise RuntimeError("detector bug") on
+    their event number `at_event` (from 1), as a detector bug would."""
+    feed = Monitor.feed
+
+    def breaking_feed(self, event):
+        if self.profile.name == profile and self.ctx.events == at_event - 1:
+            raise RuntimeError("detector bug")
+        return feed(self, event)
+
+    monkeypatch.setattr(Monitor, "feed", breaking_feed)
+
+
 def stored_detections(session: Session, profile: str) -> list[dict]:
     """The stored detections as `loopguard scan --json` prints them (no id, no profile)."""
     from loopguard_site.replay.selectors import detection_to_dict, session_detections

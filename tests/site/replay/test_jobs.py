@@ -21,7 +21,7 @@ from loopguard_site.replay.services import (
 )
 from loopguard_site.transcripts.services import session_create_from_events
 
-from .conftest import scan_count, scan_json, store_demo, stored_detections
+from .conftest import profile_breaks, scan_count, scan_json, store_demo, stored_detections
 
 NOT_NAMES = '"profiles" must be a non-empty list of profile names'
 KNOWN = "default, seed000, gemini, preview"
@@ -143,6 +143,21 @@ def test_a_failing_run_is_recorded_and_the_others_go_on(user):
     failed = job.runs.get(session=bad)
     assert (failed.state, failed.error) == ("failed", f"ReplayError: session {bad.pk}, event 2: {REFUSED}")
     assert job.runs.get(session=good).state == "done"
+
+
+@pytest.mark.django_db
+def test_one_profile_failing_fails_its_run_alone_and_the_sessions_other_runs_finish(user, monkeypatch):
+    session = store_demo(TOOLS)
+    job = replay_job_create(user=user, profiles=["default", "seed000"], session_ids=[session.pk])
+    profile_breaks(monkeypatch, "seed000", at_event=3)
+    replay_job_session_execute(job_id=job.pk, session_id=session.pk, claim="t1")
+
+    assert job_counts(job) == ("done", 2, 1, 2)
+    assert list(job.runs.order_by("profile").values_list("profile", "state", "error", "detection_count")) == [
+        ("default", "done", "", scan_count(TOOLS, "default")),
+        ("seed000", "failed", "RuntimeError: detector bug", 0),
+    ]
+    assert stored_detections(session, "default") == scan_json(TOOLS, "default")["detections"]
 
 
 @pytest.mark.django_db

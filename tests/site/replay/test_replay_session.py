@@ -4,11 +4,14 @@
 from __future__ import annotations
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from detector.importers import parse_path
 from detector.monitor import Monitor
 from loopguard_site.replay.models import CheckpointEvaluation, Detection, SessionVerdict
-from loopguard_site.replay.services import ReplayError, ReplaySummary, replay_session
+from loopguard_site.replay.services import ReplayError, ReplaySummary, replay_session, replay_session_profiles
+from loopguard_site.transcripts.models import Event
 from loopguard_site.transcripts.services import session_create_from_events
 
 from .conftest import (
@@ -16,6 +19,7 @@ from .conftest import (
     DEMO_FILES,
     PROFILES,
     first_firing_seq,
+    profile_breaks,
     scan_count,
     scan_json,
     store_demo,
@@ -179,3 +183,63 @@ def test_it_keeps_one_verdict_per_session_and_profile(name):
         assert verdict.first_detection_start == (first and first.start)
         assert verdict.first_detection_seq == (first and first.event_seq)
     assert verdicts["default"].looped  # every demo file loops under the default profile
+
+
+CHECKPOINT_FIELDS = ("event_seq", "detector", "channel", "checkpoint", "start", "end", "check_name", "result", "turn")
+
+
+@pytest.mark.parametrize("name", DEMO_FILES)
+@pytest.mark.django_db
+def test_several_profiles_at_once_store_what_each_alone_stores_reading_the_events_once(name):
+    alone, together = store_demo(name), store_demo(name)
+    singles = [replay_session(session=alone, profile_name=profile) for profile in PROFILES]
+    events_table = Event._meta.db_table
+
+    with CaptureQueriesContext(connection) as queries:
+        outcomes = replay_session_profiles(session=together, runs=[(profile, None) for profile in PROFILES])
+
+    assert outcomes == singles
+    assert len([q for q in queries if f'FROM "{events_table}"' in q["sql"]]) == 1
+    for profile in PROFILES:
+        assert stored_detections(together, profile) == scan_json(name, profile)["detections"], profile
+        checkpoints = [
+            list(CheckpointEvaluation.objects.filter(session=s, profile=profile).order_by("id").values_list(
+                *CHECKPOINT_FIELDS
+            ))
+            for s in (alone, together)
+        ]  # fmt: skip
+        assert checkpoints[0] == checkpoints[1], profile
+        verdicts = [SessionVerdict.objects.filter(session=s, profile=profile).values_list(
+            "looped", "detection_count", "first_detection_seq", "first_detection_detector"
+        ).get() for s in (alone, together)]  # fmt: skip
+        assert verdicts[0] == verdicts[1], profile
+
+
+@pytest.mark.django_db
+def test_a_profile_failing_in_the_middle_fails_alone(monkeypatch):
+    name = "loop-tools-readmediafile.jsonl"
+    session = store_demo(name)
+    profile_breaks(monkeypatch, "seed000", at_event=5)
+    default, broken, unknown = replay_session_profiles(
+        session=session, runs=[("default", None), ("seed000", None), ("no-such-profile", None)]
+    )
+
+    assert default.detection_count == scan_count(name, "default")
+    assert stored_detections(session, "default") == scan_json(name, "default")["detections"]
+    assert (type(broken), str(broken)) == (RuntimeError, "detector bug")
+    assert isinstance(unknown, Exception) and "no-such-profile" in str(unknown)
+    assert sorted(SessionVerdict.objects.filter(session=session).values_list("profile", flat=True)) == ["default"]
+
+
+@pytest.mark.django_db
+def test_a_session_longer_than_a_read_chunk_is_read_whole(monkeypatch):
+    from loopguard_site.transcripts import selectors
+
+    name = "loop-reasoning-two-exits-riddle.jsonl"
+    session = store_demo(name)
+    monkeypatch.setattr(selectors, "EVENT_READ_CHUNK", 7)  # the seq keyset must carry over chunk ends
+
+    replay_session(session=session, profile_name="default")
+
+    assert session.event_count > 7 * 3
+    assert stored_detections(session, "default") == scan_json(name, "default")["detections"]

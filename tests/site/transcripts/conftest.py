@@ -17,3 +17,9 @@ def api(client, user):
     _, token = project_token(user=user, name="tests")
     client.defaults["HTTP_AUTHORIZATION"] = f"Bearer {token}"
     return client
+
+
+@pytest.fixture(params=[pytest.param("full"), pytest.param("embedded", marks=pytest.mark.embedded)])
+def database(request):
+    """Each test runs once per mode: PostgreSQL in the full run, SQLite in the embedded one."""
+    return request.param

@@ -158,11 +158,11 @@ def test_a_raw_body_over_the_size_limit_is_an_error_naming_it(api, settings):
 
 @pytest.mark.django_db
 def test_a_database_failure_after_the_events_are_written_leaves_nothing_of_that_file(monkeypatch):
-    def disk_full(**fields):
+    def disk_full(self, *args, **kwargs):
         assert Event.objects.count() == 5  # the events are in, inside the transaction
         raise DatabaseError("disk full")
 
-    monkeypatch.setattr(RawUpload.objects, "create", disk_full)
+    monkeypatch.setattr(RawUpload, "save", disk_full)
     events = b"".join(b'{"type": "content", "text": "%d"}\n' % n for n in range(4))
 
     with pytest.raises(DatabaseError):

@@ -1,0 +1,75 @@
+"""Reading a session's events back for a replay: `session_event_stream`
+gives exactly the stored events, on PostgreSQL (jsonb text) and SQLite (the
+text as stored), and `event_from_json`'s fast path for text chunks agrees
+with `json.loads` on any text."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from loopguard_site.transcripts import selectors
+from loopguard_site.transcripts.event_rows import event_from_json, event_json
+from loopguard_site.transcripts.selectors import session_event_stream
+from loopguard_site.transcripts.services import session_create_from_events
+
+TRICKY_TEXTS = [
+    "abcd",
+    "",
+    'say "hi"',
+    "back\\slash",
+    "line\nbreak",
+    "tab\t",
+    "ünïcödé 中文 🙂",
+    '", "type": "x',
+    "\x01",
+]
+EVENTS = [
+    {"type": "session", "model": "m"},
+    {"type": "turn"},
+    *({"type": kind, "text": text} for text in TRICKY_TEXTS for kind in ("content", "reasoning")),
+    {"type": "content", "text": "timed", "t": 1.5},
+    {"type": "tool_call", "name": "read", "args": {"text": "a", "type": "content"}, "id": "c1"},
+    {"type": "tool_result", "id": "c1", "ok": False, "output": "no"},
+]
+
+
+def stored_and_read(chunk: int, monkeypatch) -> tuple[list, list]:
+    monkeypatch.setattr(selectors, "EVENT_READ_CHUNK", chunk)
+    session = session_create_from_events(
+        title="t", model="m", source_format="events", parser_version="1", events=EVENTS
+    )
+    return list(enumerate(EVENTS, start=1)), list(session_event_stream(session.pk))
+
+
+@pytest.mark.parametrize("chunk", [1, 4, 10_000])
+@pytest.mark.django_db
+def test_it_reads_every_stored_event_in_order(chunk, monkeypatch):
+    expected, read = stored_and_read(chunk, monkeypatch)
+    assert read == expected
+
+
+@pytest.mark.embedded
+@pytest.mark.parametrize("chunk", [3, 10_000])
+@pytest.mark.django_db
+def test_it_reads_every_stored_event_in_order_on_sqlite(chunk, monkeypatch):
+    expected, read = stored_and_read(chunk, monkeypatch)
+    assert read == expected
+
+
+@pytest.mark.parametrize("text", TRICKY_TEXTS)
+@pytest.mark.parametrize("kind", ["content", "reasoning"])
+def test_a_text_chunk_decodes_as_json_loads_does_in_both_key_orders(kind, text):
+    event = {"type": kind, "text": text}
+    for stored in (event_json(event), json.dumps({"text": text, "type": kind}, ensure_ascii=False)):
+        assert event_from_json(stored) == json.loads(stored) == event
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None, max_examples=300)
+@given(st.dictionaries(st.sampled_from(["type", "text", "t", "name"]), st.text(max_size=8) | st.integers()))
+def test_any_event_decodes_as_json_loads_does(event):
+    for stored in (event_json(event), json.dumps(event, ensure_ascii=False, sort_keys=True)):
+        assert event_from_json(stored) == json.loads(stored)
