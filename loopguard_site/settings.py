@@ -72,6 +72,9 @@ FILE_UPLOAD_HANDLERS = [
 # it: 429 with Retry-After, accounts.quota).
 LOOPGUARD_MAX_EVENTS = env_int("LOOPGUARD_MAX_EVENTS", 1_000_000, minimum=1)
 LOOPGUARD_WS_MAX_MESSAGE_BYTES = env_int("LOOPGUARD_WS_MAX_MESSAGE_KB", 1024, minimum=1) * 1024
+# The deepest nesting of arrays and objects any JSON the lab reads may have
+# (import, live ingest, the API): refused before anything recursive walks it.
+LOOPGUARD_MAX_JSON_DEPTH = env_int("LOOPGUARD_MAX_JSON_DEPTH", 64, minimum=2)
 LOOPGUARD_TOKEN_DAILY_QUOTA = env_int("LOOPGUARD_TOKEN_DAILY_QUOTA", 100_000, minimum=1)
 
 # Worker threads of the embedded Celery worker (`loopguard lab` without REDIS_URL).

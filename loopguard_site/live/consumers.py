@@ -38,7 +38,7 @@ from loopguard_site.transcripts.selectors import session_for
 
 from .ingest_worker import socket_ingest
 from .messages import producer_group, send_producer_taken, viewer_group
-from .protocol import ProtocolError, parse_message
+from .protocol import ProtocolError, parse_message, too_deep
 from .selectors import OPEN_STATES, acked_seq, event_chunks, live_detections, live_session_get, session_to_ingest
 from .services import IngestRequest, live_detection_dict, live_session_close
 
@@ -105,7 +105,11 @@ class IngestConsumer(LiveConsumer):
 
     async def receive(self, text_data=None, bytes_data=None, **kwargs) -> None:
         try:
-            content = await self.decode_json(text_data if text_data is not None else bytes_data.decode("utf-8"))
+            text = text_data if text_data is not None else bytes_data.decode("utf-8")
+            if (refusal := too_deep(text)) is not None:
+                await self.send_json({"error": str(refusal), "field": refusal.field, "seq": refusal.seq})
+                return
+            content = await self.decode_json(text)
         except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError included
             await self.send_json({"error": f"the message is not valid JSON: {exc}", "field": None, "seq": None})
             return

@@ -37,6 +37,7 @@ from detector.importers import TranscriptError, parse_bytes
 from detector.importers.builder import TranscriptBuilder
 from detector.importers.openai_chat import NAME, VERSION, ChunkReader
 from detector.importers.source import Source
+from detector.json_depth import json_depth_problem
 from detector.loop_signal import STOP_ACTIONS, first_stop
 from loopguard_site.accounts.models import Project
 from loopguard_site.live.protocol import ProtocolError, parse_message
@@ -71,6 +72,8 @@ def error_body(message: str, kind: str) -> dict:
 
 def request_completion(body: bytes) -> dict:
     """The caller's request body, checked as far as the proxy needs it."""
+    if problem := json_depth_problem(body, settings.LOOPGUARD_MAX_JSON_DEPTH):
+        raise ProxyError(f"{problem} (LOOPGUARD_MAX_JSON_DEPTH)", status=400)
     try:
         request = json.loads(body or b"null")
     except (UnicodeDecodeError, ValueError) as exc:

@@ -11,6 +11,7 @@ from django.db import transaction
 
 from detector.config import builtin_config
 from detector.importers import TranscriptError, parse_bytes
+from detector.json_depth import json_depth_problem
 from loopguard_site.accounts.models import Project
 from loopguard_site.accounts.services import default_project
 
@@ -135,6 +136,8 @@ def session_import_file(
     downloads as `raw_name` (default: `filename` without its folders)."""
     if len(data) > settings.LOOPGUARD_UPLOAD_MAX_BYTES:
         raise upload_size_error(len(data), filename)
+    if problem := json_depth_problem(data, settings.LOOPGUARD_MAX_JSON_DEPTH):
+        raise TranscriptError(f"{problem} (LOOPGUARD_MAX_JSON_DEPTH)", file=filename, line=problem.line)
     transcript = parse_bytes(data, filename, fmt)
     if len(transcript.events) > settings.LOOPGUARD_MAX_EVENTS:
         raise TranscriptError(
