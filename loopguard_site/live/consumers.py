@@ -32,7 +32,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
-from loopguard_site.accounts.access import CLOSE_UNAUTHENTICATED, close_code
+from loopguard_site.accounts.access import CLOSE_UNAUTHENTICATED, close_code, socket_refuse
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.selectors import session_for
 
@@ -55,13 +55,13 @@ async def _permitted_session(consumer: AsyncJsonWebsocketConsumer, session_for_u
     the code saying why."""
     user = consumer.scope["user"]
     if not user.is_authenticated:
-        await consumer.close(code=CLOSE_UNAUTHENTICATED)
+        await socket_refuse(consumer, CLOSE_UNAUTHENTICATED)
         return None
     session_id = consumer.scope["url_route"]["kwargs"]["session_id"]
     try:
         return await database_sync_to_async(session_for_user)(user, session_id)
     except (Http404, PermissionDenied) as refusal:
-        await consumer.close(code=close_code(refusal))
+        await socket_refuse(consumer, close_code(refusal))
         return None
 
 
@@ -85,7 +85,7 @@ class IngestConsumer(LiveConsumer):
         if session is None:
             return
         if session.state not in OPEN_STATES:
-            await self.close(code=CLOSE_CONFLICT)
+            await socket_refuse(self, CLOSE_CONFLICT)
         else:
             self.session_id = session.pk
             await send_producer_taken(self.session_id, self.channel_name)

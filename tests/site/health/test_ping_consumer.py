@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 
 from loopguard_site.asgi import application
 from tests.members import member, project_token
+from tests.sockets import connect_refused
 
 
 @pytest.mark.django_db(transaction=True)
@@ -47,10 +48,9 @@ def test_it_echoes_to_every_socket_of_the_group_through_redis(live_services):
 @pytest.mark.django_db(transaction=True)
 def test_it_refuses_a_socket_without_a_valid_token(live_services, path, headers):
     async def scenario() -> tuple:
-        communicator = WebsocketCommunicator(application, path, headers=headers)
-        return await communicator.connect(timeout=10)
+        return await connect_refused(WebsocketCommunicator(application, path, headers=headers))
 
-    assert async_to_sync(scenario)() == (False, 4401)
+    assert async_to_sync(scenario)() == (True, 4401)
 
 
 @pytest.mark.django_db(transaction=True)
