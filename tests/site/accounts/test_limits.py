@@ -143,7 +143,12 @@ def test_the_ingest_socket_takes_a_message_at_the_size_limit_and_closes_on_one_b
     assert answers[-1] == {"ack": 1}
 
     answers, after = async_to_sync(ingest_exchange)(session.pk, token, padded_message(201), closes=True)
-    assert answers[-1] == {"error": "message of 201 bytes, over the limit of 200 bytes (LOOPGUARD_WS_MAX_MESSAGE_KB)"}
+    assert answers[-1] == {
+        "error": "message of 201 bytes, over the limit of 200 bytes (LOOPGUARD_WS_MAX_MESSAGE_KB)",
+        "field": None,
+        "seq": None,
+        "limit": 200,
+    }
     assert after == {"type": "websocket.close", "code": 1009}
 
 

@@ -62,3 +62,26 @@ def test_it_refuses_a_cross_site_browser_socket(live_services):
         return await WebsocketCommunicator(application, "/ws/ping/", headers=headers).connect(timeout=10)
 
     assert async_to_sync(scenario)() == (False, 1000)
+
+
+@pytest.mark.parametrize(
+    ("origin", "accepted"),
+    [
+        (b"http://127.0.0.1:8123", True),  # the page's own host and port
+        (b"http://127.0.0.1:9999", False),  # another port of the same host: another site
+        (b"http://localhost:8123", False),  # another host name
+        (b"http://127.0.0.1", False),  # port 80 is not 8123
+    ],
+)
+@pytest.mark.django_db(transaction=True)
+def test_a_browser_socket_origin_must_match_the_host_and_port(live_services, origin, accepted):
+    _, token = project_token(user=member(get_user_model().objects.create_user("viewer")), name="test")
+    headers = [(b"authorization", f"Bearer {token}".encode()), (b"host", b"127.0.0.1:8123"), (b"origin", origin)]
+
+    async def scenario() -> tuple:
+        socket = WebsocketCommunicator(application, "/ws/ping/", headers=headers)
+        outcome = await socket.connect(timeout=10)
+        await socket.disconnect()
+        return outcome
+
+    assert async_to_sync(scenario)() == ((True, None) if accepted else (False, 1000))
