@@ -24,6 +24,7 @@ from detector.json_depth import json_depth_problem
 from loopguard_site.accounts.access import ProjectChoiceError
 from loopguard_site.accounts.auth import request_token_user
 from loopguard_site.accounts.quota import QUOTA_USED_UP, request_quota_take
+from loopguard_site.transcripts.storable import unstorable_value
 
 
 class ApiError(Exception):
@@ -101,6 +102,9 @@ def json_body(request: HttpRequest) -> dict:
         raise ApiError(f"the body is not valid JSON: {exc}", line=line) from exc
     if not isinstance(data, dict):
         raise ApiError("the body must be a JSON object")
+    if problem := unstorable_value(data):
+        field, what = problem
+        raise ApiError(f"{field} holds {what}", field=field)
     return data
 
 

@@ -117,6 +117,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "loopguard_site.accounts.csp.ContentSecurityPolicyMiddleware",
+    "loopguard_site.faults.UnstorableInputMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -124,6 +125,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "loopguard_site.faults.DatabaseUnavailableMiddleware",
+    "loopguard_site.faults.RedisUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "loopguard_site.urls"
@@ -197,6 +199,18 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
     CELERY_BROKER_URL = REDIS_URL
     CELERY_RESULT_BACKEND = REDIS_URL
+
+# Every 500 is logged with its traceback with DEBUG off too (Django's
+# default then only mails ADMINS), to stderr, where the lab's output and a
+# service manager's journal collect it; with DEBUG on, Django's console does.
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "filters": {"debug_off": {"()": "django.utils.log.RequireDebugFalse"}},
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["debug_off"]}},
+    "loggers": {"django.request": {"handlers": ["stderr"], "level": "ERROR"}},
+}
 
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
