@@ -77,6 +77,12 @@ LOOPGUARD_WS_MAX_MESSAGE_BYTES = env_int("LOOPGUARD_WS_MAX_MESSAGE_KB", 1024, mi
 LOOPGUARD_MAX_JSON_DEPTH = env_int("LOOPGUARD_MAX_JSON_DEPTH", 64, minimum=2)
 LOOPGUARD_TOKEN_DAILY_QUOTA = env_int("LOOPGUARD_TOKEN_DAILY_QUOTA", 100_000, minimum=1)
 
+# Login throttling (accounts.login_throttle): failed sign-ins allowed per
+# username and per client address before both are refused for LOCK seconds.
+LOOPGUARD_LOGIN_FAILURES_PER_ACCOUNT = env_int("LOOPGUARD_LOGIN_FAILURES_PER_ACCOUNT", 5, minimum=1)
+LOOPGUARD_LOGIN_FAILURES_PER_ADDRESS = env_int("LOOPGUARD_LOGIN_FAILURES_PER_ADDRESS", 20, minimum=1)
+LOOPGUARD_LOGIN_LOCK_SECONDS = env_int("LOOPGUARD_LOGIN_LOCK_SECONDS", 900, minimum=1)
+
 # Worker threads of the embedded Celery worker (`loopguard lab` without REDIS_URL).
 LOOPGUARD_EMBEDDED_WORKER_THREADS = env_int("LOOPGUARD_EMBEDDED_WORKER_THREADS", 2, minimum=1)
 
@@ -142,6 +148,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
+            "builtins": ["loopguard_site.templatetags.untrusted_text"],  # escape_controls
         },
     },
 ]
