@@ -83,6 +83,14 @@ LOOPGUARD_LOGIN_FAILURES_PER_ACCOUNT = env_int("LOOPGUARD_LOGIN_FAILURES_PER_ACC
 LOOPGUARD_LOGIN_FAILURES_PER_ADDRESS = env_int("LOOPGUARD_LOGIN_FAILURES_PER_ADDRESS", 20, minimum=1)
 LOOPGUARD_LOGIN_LOCK_SECONDS = env_int("LOOPGUARD_LOGIN_LOCK_SECONDS", 900, minimum=1)
 
+# Crashed jobs finish. A task taken by a worker that died (SIGKILL, a lost
+# machine) goes back to the queue once unacknowledged for VISIBILITY seconds
+# (full mode; a running task is acknowledged when it ends). A replay job with
+# no run started or finished for STALE seconds (the broker restarted without
+# persistence and lost its tasks) has its runs re-queued by the lab's sweep.
+LOOPGUARD_JOB_VISIBILITY_SECONDS = env_int("LOOPGUARD_JOB_VISIBILITY_SECONDS", 300, minimum=1)
+LOOPGUARD_JOB_STALE_SECONDS = env_int("LOOPGUARD_JOB_STALE_SECONDS", 600, minimum=1)
+
 # Worker threads of the embedded Celery worker (`loopguard lab` without REDIS_URL).
 LOOPGUARD_EMBEDDED_WORKER_THREADS = env_int("LOOPGUARD_EMBEDDED_WORKER_THREADS", 2, minimum=1)
 
@@ -206,6 +214,7 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
     CELERY_BROKER_URL = REDIS_URL
     CELERY_RESULT_BACKEND = REDIS_URL
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": LOOPGUARD_JOB_VISIBILITY_SECONDS}
 
 # Every 500 is logged with its traceback with DEBUG off too (Django's
 # default then only mails ADMINS), to stderr, where the lab's output and a
