@@ -60,6 +60,14 @@ if REDIS_URL is not None and not REDIS_URL.startswith(("redis://", "rediss://", 
 # Uploads (import): the largest transcript file or request body accepted.
 LOOPGUARD_UPLOAD_MAX_BYTES = env_int("LOOPGUARD_UPLOAD_MAX_MB", 50, minimum=1) * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = LOOPGUARD_UPLOAD_MAX_BYTES
+# Request bodies, judged by the lab's server on their headers before any of
+# the body is read (loopguard_site/daphne_limits.py): without credentials
+# (no Authorization header, no session cookie) at most ANONYMOUS_BODY_KB;
+# with them, four uploads' worth (a zip may expand to that much, and several
+# files may go in one form). A reverse proxy in front should have its own
+# limit at least this high (README, "Deployment").
+LOOPGUARD_ANONYMOUS_BODY_BYTES = env_int("LOOPGUARD_ANONYMOUS_BODY_KB", 64, minimum=1) * 1024
+LOOPGUARD_REQUEST_MAX_BYTES = 4 * LOOPGUARD_UPLOAD_MAX_BYTES + 1024 * 1024
 # a file past the limit is dropped as it streams in, not spooled whole to disk
 FILE_UPLOAD_HANDLERS = [
     "loopguard_site.transcripts.upload_handlers.UploadLimitHandler",

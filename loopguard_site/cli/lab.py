@@ -68,7 +68,9 @@ def run(args: argparse.Namespace) -> int:
     # past LOOPGUARD_WS_MAX_MESSAGE_KB (up to twice it) reaches
     # MessageSizeLimit, which says so before closing with 1009.
     socket_bytes = 2 * settings.LOOPGUARD_WS_MAX_MESSAGE_BYTES
-    _let_sockets_close_with_1009()
+    from loopguard_site import daphne_limits
+
+    daphne_limits.install()  # request bodies judged before they are read; close code 1009
     server = Server(
         application,
         websocket_max_message_size=socket_bytes,
@@ -90,23 +92,6 @@ def run(args: argparse.Namespace) -> int:
         return 1
     print("LoopGuard lab stopped")
     return 0
-
-
-def _let_sockets_close_with_1009() -> None:
-    """Autobahn lets an application close a socket only with 1000 or
-    3000-4999, so Daphne answers MessageSizeLimit's 1009 ("message too big",
-    what the protocol says) with an error of its own and 1011. Daphne's
-    socket protocol, with 1009 sent as the close frame it is."""
-    from daphne.ws_protocol import WebSocketFactory, WebSocketProtocol
-
-    class SocketProtocol(WebSocketProtocol):
-        def serverClose(self, code=None):  # noqa: N802 - Daphne's name
-            if code == 1009:
-                self.sendCloseFrame(code=code, isReply=False)
-            else:
-                super().serverClose(code)
-
-    WebSocketFactory.protocol = SocketProtocol
 
 
 def _announce(server) -> None:
