@@ -47,6 +47,12 @@ CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", False)
 if env_bool("SECURE_PROXY_SSL", False):  # a TLS-terminating proxy sets X-Forwarded-Proto
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
+# PostgreSQL connections a lab, worker or CLI process holds at most (a
+# thread that needs one more waits up to DB_WAIT seconds, then 503):
+# processes x this must stay under the server's max_connections.
+LOOPGUARD_DB_CONNECTIONS = env_int("LOOPGUARD_DB_CONNECTIONS", 20, minimum=1)
+LOOPGUARD_DB_WAIT_SECONDS = env_int("LOOPGUARD_DB_WAIT_SECONDS", 30, minimum=1)
+
 DATABASE_URL = env_str("DATABASE_URL")
 DATABASES = {
     "default": database_from_url(DATABASE_URL) if DATABASE_URL else sqlite_database(DATA_DIR / "loopguard.sqlite3"),

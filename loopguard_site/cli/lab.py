@@ -46,6 +46,9 @@ def run(args: argparse.Namespace) -> int:
         if demo.replay_job is not None:
             print(f"Demo: replay job #{demo.replay_job} runs them through {', '.join(DEMO_PROFILES)}", flush=True)
 
+    from django.db import connections
+
+    connections.close_all()  # the migration's: the serving threads open their own (LOOPGUARD_DB_CONNECTIONS)
     from loopguard_site.asgi import application
 
     worker = None
