@@ -49,6 +49,8 @@ from bench.lab_processes import HOST, bench_lab, load_average, processes  # noqa
 
 LOOPGUARD = Path(sys.executable).with_name("loopguard")
 FINISHED = ("done", "failed")
+SCENARIOS = ["deep", "storm", "kill", "broker", "body"]
+SCENARIOS = ["deep", "storm", "kill", "broker", "body"]
 
 
 def free_port() -> int:
@@ -399,6 +401,7 @@ def big_post(group, env, logs) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="60 producers, smaller replay jobs")
+    parser.add_argument("--only", nargs="*", choices=SCENARIOS, default=SCENARIOS, help="run these scenarios only")
     args = parser.parse_args(argv)
     producers, messages = (60, 10) if args.quick else (300, 20)
     sessions, events = (6, 20_000) if args.quick else (12, 40_000)
@@ -406,19 +409,23 @@ def main(argv: list[str] | None = None) -> int:
     with bench_lab("loopguard_bench_faults", 13) as env, processes() as group:
         env = {**env, "LOOPGUARD_TOKEN_DAILY_QUOTA": str(10**9)}
         logs = Path(tempfile.mkdtemp(prefix="lg-faults-"))
-        rows.append(deep_message(group, env, logs, messages=50))
-        group.stop_all()
-        storm = connect_storm(group, env, logs, producers, messages)
-        rows.append(storm)
-        notes.append(
-            "peak PostgreSQL connections per lab (cap 20): " + ", ".join(f"{k} {v}" for k, v in storm["peaks"].items())
-        )
-        group.stop_all()
-        rows.append(worker_sigkill(group, env, logs, sessions, events))
-        group.stop_all()
-        rows.append(broker_restart(group, env, logs, sessions, events))
-        group.stop_all()
-        notes.append(big_post(group, env, logs))
+        if "deep" in args.only:
+            rows.append(deep_message(group, env, logs, messages=50))
+            group.stop_all()
+        if "storm" in args.only:
+            storm = connect_storm(group, env, logs, producers, messages)
+            rows.append(storm)
+            peaks = ", ".join(f"{name} {peak}" for name, peak in storm["peaks"].items())
+            notes.append(f"peak PostgreSQL connections per lab (cap 20): {peaks}")
+            group.stop_all()
+        if "kill" in args.only:
+            rows.append(worker_sigkill(group, env, logs, sessions, events))
+            group.stop_all()
+        if "broker" in args.only:
+            rows.append(broker_restart(group, env, logs, sessions, events))
+            group.stop_all()
+        if "body" in args.only:
+            notes.append(big_post(group, env, logs))
     print(f"faults ({load_average()}; logs in {logs})")
     print(f"| {'scenario':<40} | acknowledged | stored | duplicates | lost | recovery s |")
     print(f"| {'-' * 40} | ---: | ---: | ---: | ---: | ---: |")
