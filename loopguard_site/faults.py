@@ -30,6 +30,7 @@ logger = logging.getLogger(__name__)
 
 RETRY_AFTER_SECONDS = 1
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+RAW_BODIES = ("/api/", "/v1/")  # JSON or transcripts, never parsed as forms
 
 
 def _unavailable(what: str) -> JsonResponse:
@@ -47,14 +48,16 @@ class RedisUnavailableMiddleware(MiddlewareMixin):
 
 
 class UnstorableInputMiddleware:
-    """400 for a query or form field holding what no column can store."""
+    """400 for a query or form field holding what no column can store. The
+    API's bodies are not read here: they are JSON (`api.json_body` checks
+    them) or raw transcripts, never forms, whatever their content type says."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         fields = [request.GET]
-        if request.method == "POST" and request.content_type in FORM_TYPES:
+        if request.method == "POST" and request.content_type in FORM_TYPES and not request.path.startswith(RAW_BODIES):
             fields.append(request.POST)
         for query in fields:
             if problem := unstorable_value({key: query.getlist(key) for key in query}):
