@@ -45,7 +45,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.lab_processes import HOST, bench_lab, load_average, processes  # noqa: E402
+from bench.lab_processes import HOST, bench_lab, free_port, load_average, processes, wait_listening  # noqa: E402
 
 LOOPGUARD = Path(sys.executable).with_name("loopguard")
 FINISHED = ("done", "failed")
@@ -53,30 +53,11 @@ SCENARIOS = ["deep", "storm", "kill", "broker", "body"]
 SCENARIOS = ["deep", "storm", "kill", "broker", "body"]
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind((HOST, 0))
-        return probe.getsockname()[1]
-
-
-def wait_listening(port: int, process, log: Path, seconds: float = 120) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"a process exited with {process.returncode} (log: {log})")
-        try:
-            socket.create_connection((HOST, port), timeout=1).close()
-            return
-        except OSError:
-            time.sleep(0.2)
-    raise SystemExit(f"nothing listened on {port} (log: {log})")
-
-
 def start_lab(group, env: dict, logs: Path, name: str, **extra: str) -> str:
     port = free_port()
     log = logs / f"{name}.log"
     process = group.start([str(LOOPGUARD), "lab", "--host", HOST, "--port", str(port)], {**env, **extra}, log)
-    wait_listening(port, process, log)
+    wait_listening(process, port, log, 120)
     return f"http://{HOST}:{port}"
 
 
@@ -358,7 +339,7 @@ def big_post(group, env, logs) -> str:
     port = free_port()
     log = logs / "lab-body.log"
     lab = group.start([str(LOOPGUARD), "lab", "--host", HOST, "--port", str(port)], env, log)
-    wait_listening(port, lab, log)
+    wait_listening(lab, port, log, 120)
 
     def login_ms() -> float:
         start = time.perf_counter()
