@@ -101,11 +101,11 @@ def ingest_counts(session_ids: list[int], sent: dict[int, int]) -> tuple[int, in
     return stored, twice, lost
 
 
-def produce(url: str, token: str, session_id: int, messages: int, acked: dict, errors: list) -> None:
+def produce(url: str, token: str, session_id: int, messages: int, acked: dict, errors: list, retries: int) -> None:
     from detector.live_client import LiveSession
 
     try:
-        live = LiveSession(url, token, session_id=session_id, window=8, retries=8)
+        live = LiveSession(url, token, session_id=session_id, window=8, retries=retries)
         for n in range(1, messages + 1):
             live.send({"type": "content", "text": f"{session_id} {n}"})
         live.flush()
@@ -174,7 +174,7 @@ def deep_message(group, env, logs, messages: int) -> dict:
     acked: dict[int, int] = {}
     errors: list[str] = []
     threads = [threading.Thread(target=attack)]
-    threads += [threading.Thread(target=produce, args=(url, token, s, messages, acked, errors)) for s in sessions]
+    threads += [threading.Thread(target=produce, args=(url, token, s, messages, acked, errors, 8)) for s in sessions]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -184,7 +184,7 @@ def deep_message(group, env, logs, messages: int) -> dict:
             "twice": twice, "lost": lost, "recovery": None, "errors": errors}  # fmt: skip
 
 
-def connect_storm(group, env, logs, producers: int, messages: int) -> dict:
+def connect_storm(group, env, logs, producers: int, messages: int, retries: int) -> dict:
     base = env["DATABASE_URL"]
     names = ["faults-lab-1", "faults-lab-2"]
     urls = [
@@ -197,7 +197,7 @@ def connect_storm(group, env, logs, producers: int, messages: int) -> dict:
     errors: list[str] = []
     peak = ConnectionPeak(base, names)
     threads = [
-        threading.Thread(target=produce, args=(urls[n % 2], token, s, messages, acked, errors))
+        threading.Thread(target=produce, args=(urls[n % 2], token, s, messages, acked, errors, retries))
         for n, s in enumerate(sessions)
     ]
     started = time.monotonic()
@@ -209,8 +209,9 @@ def connect_storm(group, env, logs, producers: int, messages: int) -> dict:
     recovery = time.monotonic() - started
     peaks = peak.stop()
     stored, twice, lost = ingest_counts(sessions, dict.fromkeys(sessions, messages))
-    return {"scenario": f"{producers} producers in 1.5 s, 2 labs", "acked": sum(acked.values()), "stored": stored,
-            "twice": twice, "lost": lost, "recovery": recovery, "errors": errors, "peaks": peaks}  # fmt: skip
+    return {"scenario": f"{producers} producers in 1.5 s, 2 labs, {retries} tries", "acked": sum(acked.values()),
+            "stored": stored, "twice": twice, "lost": lost, "recovery": recovery, "errors": errors,
+            "peaks": peaks}  # fmt: skip
 
 
 def replay_job(url: str, token: str, session_ids: list[int]) -> int:
@@ -382,6 +383,7 @@ def big_post(group, env, logs) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="60 producers, smaller replay jobs")
+    parser.add_argument("--retries", type=int, default=8, help="the storm's producers' LiveSession retries")
     parser.add_argument("--only", nargs="*", choices=SCENARIOS, default=SCENARIOS, help="run these scenarios only")
     args = parser.parse_args(argv)
     producers, messages = (60, 10) if args.quick else (300, 20)
@@ -394,7 +396,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(deep_message(group, env, logs, messages=50))
             group.stop_all()
         if "storm" in args.only:
-            storm = connect_storm(group, env, logs, producers, messages)
+            storm = connect_storm(group, env, logs, producers, messages, args.retries)
             rows.append(storm)
             peaks = ", ".join(f"{name} {peak}" for name, peak in storm["peaks"].items())
             notes.append(f"peak PostgreSQL connections per lab (cap 20): {peaks}")
