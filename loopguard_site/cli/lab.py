@@ -78,6 +78,11 @@ def run(args: argparse.Namespace) -> int:
         application,
         websocket_max_message_size=socket_bytes,
         websocket_max_frame_size=socket_bytes,
+        # autobahn drops a socket not accepted within its handshake timeout
+        # (Daphne's default 5 s) although Daphne waits 20 s for the accept:
+        # in a connect storm the accepts that came after 5 s were work thrown
+        # away, and the retries made more of it
+        websocket_handshake_timeout=20,
         endpoints=build_endpoint_description_strings(host=args.host, port=args.port),
         signal_handlers=True,  # SIGINT / SIGTERM stop the reactor, then we stop the worker
     )
