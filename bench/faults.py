@@ -86,7 +86,8 @@ def live_sessions(user, count: int, project=None) -> list[int]:
 
 
 def ingest_counts(session_ids: list[int], sent: dict[int, int]) -> tuple[int, int, int]:
-    """(stored, stored twice, lost) of producers' texts `"<session> <n>"`, n in 1..sent."""
+    """(stored, stored twice, lost) of producers' texts `"<session> <n>"`:
+    lost counts the acknowledged ones (n in 1..sent[session]) not stored."""
     from django.db.models import Count
 
     from loopguard_site.transcripts.models import Event
@@ -104,15 +105,16 @@ def ingest_counts(session_ids: list[int], sent: dict[int, int]) -> tuple[int, in
 def produce(url: str, token: str, session_id: int, messages: int, acked: dict, errors: list, retries: int) -> None:
     from detector.live_client import LiveSession
 
+    live = None
     try:
         live = LiveSession(url, token, session_id=session_id, window=8, retries=retries)
         for n in range(1, messages + 1):
             live.send({"type": "content", "text": f"{session_id} {n}"})
         live.flush()
-        acked[session_id] = live.acked
         live.disconnect()
     except Exception as exc:  # noqa: BLE001 - counted, reported
         errors.append(f"{type(exc).__name__}: {exc}")
+    acked[session_id] = live.acked if live is not None else 0
 
 
 class ConnectionPeak:
@@ -179,7 +181,7 @@ def deep_message(group, env, logs, messages: int) -> dict:
         thread.start()
     for thread in threads:
         thread.join()
-    stored, twice, lost = ingest_counts(sessions, dict.fromkeys(sessions, messages))
+    stored, twice, lost = ingest_counts(sessions, acked)
     return {"scenario": "deep message among 20 producers", "acked": sum(acked.values()), "stored": stored,
             "twice": twice, "lost": lost, "recovery": None, "errors": errors}  # fmt: skip
 
@@ -208,7 +210,7 @@ def connect_storm(group, env, logs, producers: int, messages: int, retries: int)
         thread.join()
     recovery = time.monotonic() - started
     peaks = peak.stop()
-    stored, twice, lost = ingest_counts(sessions, dict.fromkeys(sessions, messages))
+    stored, twice, lost = ingest_counts(sessions, acked)
     return {"scenario": f"{producers} producers in 1.5 s, 2 labs, {retries} tries", "acked": sum(acked.values()),
             "stored": stored, "twice": twice, "lost": lost, "recovery": recovery, "errors": errors,
             "peaks": peaks}  # fmt: skip

@@ -24,6 +24,7 @@ a project the user does not reach), 4409 a session that takes no events
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 
 from channels.consumer import get_handler_name
@@ -81,6 +82,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
 
 class IngestConsumer(LiveConsumer):
     async def connect(self) -> None:
+        self.since = time.time()  # when the client connected: a newer socket takes over, never an older one
         session = await _permitted_session(self, session_to_ingest)
         if session is None:
             return
@@ -88,7 +90,7 @@ class IngestConsumer(LiveConsumer):
             await socket_refuse(self, CLOSE_CONFLICT)
         else:
             self.session_id = session.pk
-            await send_producer_taken(self.session_id, self.channel_name)
+            await send_producer_taken(self.session_id, self.channel_name, self.since)
             await self.channel_layer.group_add(producer_group(self.session_id), self.channel_name)
             await self.accept()
             await self.send_json({"resume": await database_sync_to_async(acked_seq)(self.session_id)})
@@ -150,7 +152,9 @@ class IngestConsumer(LiveConsumer):
             await self.send_json({"detection": detection})
 
     async def producer_taken(self, message: dict) -> None:
-        if message["channel"] != self.channel_name:
+        # A connect that was slow to be served (a storm) may announce itself
+        # after a newer socket of the same producer: it takes nothing over.
+        if message["channel"] != self.channel_name and message["since"] >= self.since:
             await self.close(code=CLOSE_CONFLICT)
 
 

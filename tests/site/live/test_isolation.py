@@ -126,3 +126,27 @@ def test_a_deep_message_from_another_project_disconnects_none_of_twenty_producer
             f"{session.pk}.{seq} " for seq in range(1, messages + 1)
         ]
     assert [data for _, data in stored(theirs)] == [content("fine")]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_late_announced_older_connect_does_not_take_a_newer_socket_over(live_services, producer):
+    """A connect served late (a storm) announces its takeover after the
+    producer's newer socket: the newer one stays; a newer announcement closes it."""
+    import time
+
+    from loopguard_site.live.messages import send_producer_taken
+
+    session = session_create_live(model="m", uploader=producer.user)
+
+    async def scenario() -> tuple:
+        socket = ingest_socket(session, producer)
+        await connected(socket)
+        await send_producer_taken(session.pk, "an-older-connect", time.time() - 5)
+        await socket.send_json_to({"seq": 1, "event": content("still here")})
+        answer = await socket.receive_json_from(timeout=TIMEOUT)
+        await send_producer_taken(session.pk, "a-newer-connect", time.time() + 5)
+        closing = await socket.receive_output(timeout=TIMEOUT)
+        await socket.disconnect()
+        return answer, closing
+
+    assert async_to_sync(scenario)() == ({"ack": 1}, {"type": "websocket.close", "code": 4409})
