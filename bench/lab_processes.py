@@ -105,23 +105,33 @@ class Processes:
             self.stop(process)
 
 
-def start_daphne(group: Processes, env: dict[str, str], log: Path, deadline_s: float = 60) -> tuple:
-    """Daphne serving the lab on a free port of HOST, once it listens: (process, port)."""
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind((HOST, 0))
-        port = sock.getsockname()[1]
-    command = [sys.executable, "-m", "daphne", "-b", HOST, "-p", str(port), "loopguard_site.asgi:application"]
-    server = group.start(command, env, log)
+        return sock.getsockname()[1]
+
+
+def wait_listening(process: subprocess.Popen, port: int, log: Path, deadline_s: float = 60) -> None:
+    """Return once `process` listens on HOST:`port`; SystemExit if it exits or takes too long."""
     deadline = time.monotonic() + deadline_s
     while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise SystemExit(f"daphne exited with status {server.returncode} (log: {log})")
+        if process.poll() is not None:
+            raise SystemExit(f"{process.args[0]} exited with status {process.returncode} (log: {log})")
         try:
             socket.create_connection((HOST, port), timeout=1).close()
-            return server, port
+            return
         except OSError:
             time.sleep(0.2)
-    raise SystemExit(f"daphne did not listen on {HOST}:{port} within {deadline_s:.0f} s (log: {log})")
+    raise SystemExit(f"nothing listened on {HOST}:{port} within {deadline_s:.0f} s (log: {log})")
+
+
+def start_daphne(group: Processes, env: dict[str, str], log: Path, deadline_s: float = 60) -> tuple:
+    """Daphne serving the lab on a free port of HOST, once it listens: (process, port)."""
+    port = free_port()
+    command = [sys.executable, "-m", "daphne", "-b", HOST, "-p", str(port), "loopguard_site.asgi:application"]
+    server = group.start(command, env, log)
+    wait_listening(server, port, log, deadline_s)
+    return server, port
 
 
 @contextlib.contextmanager

@@ -25,11 +25,25 @@ event waiting) or `max_batch` events, and sends at once after a tool call,
 a tool result or a finish, and on `flush`, `poll` past the linger, and
 `close`. `linger=0` makes every `send` its own message. Detections that
 arrived are read at every call either way.
+
+Refusals raise a `LiveSessionError` subclass, one per cause, over either
+transport: `NotAuthenticated` (HTTP 401, close 4401), `NotAllowed` (403,
+4403), `SessionNotFound` (404, 4404), `SessionClosed` (409, 4409: closed or
+taken over by another producer), `MessageTooBig` (413, close 1009),
+`QuotaUsedUp` (429; `retry_after` seconds), `MessageRefused` (the lab named
+the message's `seq` and `field`). A wait the lab asks for (`Retry-After`,
+`retry_after`) that fits in `timeout` is waited, then the message is sent
+again; a longer one raises with `retry_after`. Reconnects back off
+exponentially with jitter, so that producers cut off together do not come
+back together. A `send` that raised may be called again with the same
+events: they are not batched again and their message keeps its number, so
+the lab stores them once.
 """
 
 from __future__ import annotations
 
 import json
+import random
 import time
 import urllib.error
 import urllib.parse
@@ -48,22 +62,89 @@ FINAL_CLOSE_CODES = {
     4403: "not allowed to stream into this session",
     4404: "no such session",
     4409: "the session takes no more events, or another producer took it over",
+    1009: "a message was over the lab's size limit (send fewer events at a time)",
 }
 
 
 class LiveSessionError(Exception):
-    """The lab refused a call (`status`, `field` when it named one) or could
-    not be reached within the retries."""
+    """The lab refused a call (`status`: the HTTP status or socket close
+    code; `field` and `seq` when it named them; `retry_after`, seconds, when
+    only time helps) or could not be reached within the retries."""
 
-    def __init__(self, message: str, *, status: int | None = None, field: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        field: str | None = None,
+        seq: int | None = None,
+        retry_after: float | None = None,
+    ):
         super().__init__(message)
         self.status = status
         self.field = field
+        self.seq = seq
+        self.retry_after = retry_after
+
+
+class NotAuthenticated(LiveSessionError):
+    """No valid API token (HTTP 401, close 4401)."""
+
+
+class NotAllowed(LiveSessionError):
+    """The token's user may not stream into this session (403, 4403)."""
+
+
+class SessionNotFound(LiveSessionError):
+    """No such session, or one of a project the token does not reach (404, 4404)."""
+
+
+class SessionClosed(LiveSessionError):
+    """The session takes no more events, or another producer took it over (409, 4409)."""
+
+
+class MessageTooBig(LiveSessionError):
+    """A message over the lab's size limit (413, close 1009): send fewer events at a time."""
+
+
+class QuotaUsedUp(LiveSessionError):
+    """The token's daily quota is used up (429): `retry_after` seconds to wait."""
+
+
+class MessageRefused(LiveSessionError):
+    """The lab refused one message (`seq`, `field`); nothing of it was stored."""
+
+
+_REFUSALS: dict[int, type[LiveSessionError]] = {
+    401: NotAuthenticated,
+    4401: NotAuthenticated,
+    403: NotAllowed,
+    4403: NotAllowed,
+    404: SessionNotFound,
+    4404: SessionNotFound,
+    409: SessionClosed,
+    4409: SessionClosed,
+    413: MessageTooBig,
+    1009: MessageTooBig,
+    429: QuotaUsedUp,
+}
+
+
+def refusal_class(status: int | None) -> type[LiveSessionError]:
+    """The `LiveSessionError` subclass of an HTTP status or a close code."""
+    return _REFUSALS.get(status, LiveSessionError)
+
+
+RETRY_BASE = 0.1  # seconds before the first retry
+RETRY_CAP = 2.0  # seconds between retries at most
 
 
 def retry_delay(attempt: int) -> float:
-    """Seconds to wait before retry number `attempt` (from 0): 0.1 s doubling, at most 2 s."""
-    return min(0.1 * 2**attempt, 2.0)
+    """Seconds to wait before retry number `attempt` (from 0): 0.1 s doubling,
+    at most 2 s, of which a random half ("equal jitter"): clients cut off at
+    the same moment spread out instead of returning as one herd."""
+    ceiling = min(RETRY_BASE * 2**attempt, RETRY_CAP)
+    return ceiling / 2 + random.uniform(0, ceiling / 2)  # noqa: S311 - spreading, not secrecy
 
 
 class LiveSession:
@@ -117,6 +198,7 @@ class LiveSession:
         self._detection_ids: set[int] = set()
         self._socket = None
         self._sent_upto = 0  # the last seq written to the current socket
+        self._unfinished: list[dict] | None = None  # the events of a `send` that raised
         self.session_id = session_id if session_id is not None else self._create(model, title)
 
     # -- the producer's calls ------------------------------------------------
@@ -126,32 +208,43 @@ class LiveSession:
         as the next message when it is due (see the module docstring); the
         detections that arrived during the call. Raises `LoopDetected` once a
         stop-level detection has arrived, `EventError` for an invalid event
-        (nothing is sent then)."""
+        (nothing is sent then), a `LiveSessionError` for a refusal. Called
+        again with the same events after it raised, it adds nothing to the
+        batch and sends what is waiting (the same message, same seq): stored
+        once, whether or not the first try reached the lab."""
         events = [events] if isinstance(events, dict) else list(events)
         self._raise_if_stopped()
         for event in events:
             validate_event(event)
         if not events:
             return self.poll()
-        if not self._batch:
-            self._batch_since = time.monotonic()
-        self._batch += events
-        if any(event["type"] in SEND_AT_ONCE for event in events):
-            return self._send_batch()
-        return self.poll()
+        retried = self._unfinished == events  # already batched (or numbered) by the call that raised
+        self._unfinished = events
+        if not retried:
+            if not self._batch:
+                self._batch_since = time.monotonic()
+            self._batch += events
+        if retried or any(event["type"] in SEND_AT_ONCE for event in events):
+            found = self._send_batch()
+        else:
+            found = self.poll()
+        self._unfinished = None
+        return found
 
     def _send_batch(self) -> list[dict]:
-        """Send the waiting events as the next message."""
+        """Send the waiting events as the next message (and any message a
+        call that raised left unacknowledged)."""
         before = len(self.detections)
         if self.transport == "ws" and not self.resumes:
             self._on_socket(lambda: None)  # learn where the lab stands before numbering the first message
-        events, self._batch = self._batch, []
-        self.seq += 1
-        self.pending[self.seq] = events
+        if self._batch:
+            events, self._batch = self._batch, []
+            self.seq += 1
+            self.pending[self.seq] = events
+        seq = self.seq
         if self.transport == "http":
             self._post_pending()
-        else:
-            seq = self.seq
+        elif self.pending:
             self._on_socket(lambda: self._send_message(seq))
         self._raise_if_stopped()
         return self.detections[before:]
@@ -230,14 +323,35 @@ class LiveSession:
         for number in [n for n in self.pending if n <= seq]:
             del self.pending[number]
 
+    def _drop(self, seq: int) -> None:
+        """Forget message `seq`, which the lab refused (nothing of it stored):
+        the later pending messages move down a number, to be sent again."""
+        later = sorted(n for n in self.pending if n > seq)
+        del self.pending[seq]
+        for number in later:
+            self.pending[number - 1] = self.pending.pop(number)
+        self.seq -= 1
+
     def _handle(self, message: object) -> None:
-        """One message of the lab (socket)."""
+        """One message of the lab (socket). An error ends this connection
+        (the messages sent after the refused one are answered with gaps): the
+        next call reconnects and sends what is pending again."""
         if not isinstance(message, dict):
             raise LiveSessionError(f"the lab sent {message!r}, not a JSON object")
         if "error" in message:
-            raise LiveSessionError(
-                f"the lab refused message {message.get('seq')}: {message['error']}", field=message.get("field")
-            )
+            self.disconnect()
+            seq, field = message.get("seq"), message.get("field")
+            text = f"the lab refused message {seq}: {message['error']}"
+            if message.get("retry_after") is not None:  # kept: sent again once the wait is over
+                raise QuotaUsedUp(text, status=429, field=field, seq=seq, retry_after=message["retry_after"])
+            if "limit" in message:  # over the size limit: the biggest pending message can never be stored
+                seq = max(self.pending, key=lambda n: len(json.dumps(self.pending[n])), default=None)
+                if seq is not None:
+                    self._drop(seq)
+                raise MessageTooBig(f"message {seq}: {message['error']}", status=1009, seq=seq)
+            if seq in self.pending:
+                self._drop(seq)
+            raise MessageRefused(text, status=message.get("status"), field=field, seq=seq)
         if "detection" in message:
             self._detected(message["detection"])
         if "ack" in message:
@@ -264,7 +378,13 @@ class LiveSession:
         one only after a call that gave up: the lab needs them without a gap)."""
         for seq in list(self.pending):
             message = {"seq": seq, "events": self.pending[seq]}
-            self._answer(self._request(f"/api/sessions/{self.session_id}/events", message))
+            try:
+                answer = self._request(f"/api/sessions/{self.session_id}/events", message)
+            except (MessageRefused, MessageTooBig) as exc:
+                self._drop(seq)  # nothing of it was stored: the next message takes its number
+                exc.seq = seq
+                raise
+            self._answer(answer)
 
     def _request(self, path: str, body: dict | None) -> dict:
         """POST `body` as JSON; the JSON answer. Network errors and 5xx
@@ -276,16 +396,20 @@ class LiveSession:
             headers={"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"},
         )
         for attempt in range(self.retries + 1):
+            delay = retry_delay(attempt)
             try:
                 with urllib.request.urlopen(request, timeout=self.timeout) as response:
                     return json.loads(response.read())
             except urllib.error.HTTPError as exc:
-                if exc.code < 500 or attempt == self.retries:
-                    raise _refusal(exc) from None
+                refusal = _refusal(exc)
+                retryable = exc.code >= 500 or (refusal.retry_after is not None and refusal.retry_after <= self.timeout)
+                if not retryable or attempt == self.retries:
+                    raise refusal from None
+                delay = max(delay, refusal.retry_after or 0)  # the lab says when: not before
             except (OSError, ValueError) as exc:  # URLError, resets, timeouts; a body that is not JSON
                 if attempt == self.retries:
                     raise LiveSessionError(f"POST {self.url}{path} failed {attempt + 1} times: {exc}") from exc
-            time.sleep(retry_delay(attempt))
+            time.sleep(delay)
         raise AssertionError("unreachable")  # the last attempt returns or raises
 
     # -- WebSocket -----------------------------------------------------------
@@ -307,20 +431,26 @@ class LiveSession:
                     self._connect()
                 operation()
                 return
+            except QuotaUsedUp as exc:
+                if exc.retry_after > self.timeout or attempt == self.retries:
+                    raise
+                time.sleep(exc.retry_after)  # then reconnect: the pending messages go again
             except InvalidStatus as exc:
-                if exc.response.status_code >= 500 and attempt < self.retries:  # the lab restarting: try again
-                    time.sleep(retry_delay(attempt))
+                status = exc.response.status_code
+                if status >= 500 and attempt < self.retries:  # the lab restarting: try again
+                    retry_after = _seconds(exc.response.headers.get("Retry-After"))
+                    time.sleep(max(retry_delay(attempt), min(retry_after or 0, self.timeout)))
                     continue
-                raise LiveSessionError(
+                raise refusal_class(status)(
                     f"the lab refused the ingest socket of session {self.session_id} "
-                    f"(HTTP {exc.response.status_code}): check the token, the session id and that the session is open",
-                    status=exc.response.status_code,
+                    f"(HTTP {status}): check the token, the session id and that the session is open",
+                    status=status,
                 ) from None
             except (ConnectionClosed, InvalidHandshake, OSError) as exc:  # lost, or cut during the handshake
                 self.disconnect()
                 code = exc.rcvd.code if isinstance(exc, ConnectionClosed) and exc.rcvd else None
                 if code in FINAL_CLOSE_CODES:
-                    raise LiveSessionError(
+                    raise refusal_class(code)(
                         f"the lab closed the ingest socket of session {self.session_id}: {FINAL_CLOSE_CODES[code]}",
                         status=code,
                     ) from None
@@ -405,8 +535,20 @@ def _refusal(error: urllib.error.HTTPError) -> LiveSessionError:
     except ValueError:
         body = {}
     message = body.get("error") if isinstance(body, dict) else None
-    return LiveSessionError(
+    kind = refusal_class(error.code)
+    if kind is LiveSessionError and 400 <= error.code < 500:
+        kind = MessageRefused
+    return kind(
         f"{error.url}: HTTP {error.code}: {message or error.reason}",
         status=error.code,
         field=body.get("field") if isinstance(body, dict) else None,
+        retry_after=_seconds(error.headers.get("Retry-After")),
     )
+
+
+def _seconds(header: str | None) -> float | None:
+    """A `Retry-After` of seconds (the lab's form), or None."""
+    try:
+        return float(header) if header is not None else None
+    except ValueError:
+        return None

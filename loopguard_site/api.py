@@ -14,14 +14,17 @@ import functools
 import json
 from collections.abc import Callable
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.middleware.csrf import CsrfViewMiddleware
 from django.views.decorators.csrf import csrf_exempt
 
+from detector.json_depth import json_depth_problem
 from loopguard_site.accounts.access import ProjectChoiceError
 from loopguard_site.accounts.auth import request_token_user
 from loopguard_site.accounts.quota import QUOTA_USED_UP, request_quota_take
+from loopguard_site.transcripts.storable import unstorable_value
 
 
 class ApiError(Exception):
@@ -87,14 +90,21 @@ def api_view(methods: tuple[str, ...] = ("GET",)) -> Callable:
 
 
 def json_body(request: HttpRequest) -> dict:
-    """The request body as a JSON object, or an ApiError saying what is wrong."""
+    """The request body as a JSON object, or an ApiError saying what is wrong
+    (nesting past LOOPGUARD_MAX_JSON_DEPTH is refused before it is parsed)."""
+    body = request.body or b"{}"
+    if problem := json_depth_problem(body, settings.LOOPGUARD_MAX_JSON_DEPTH):
+        raise ApiError(f"{problem} (LOOPGUARD_MAX_JSON_DEPTH)", field=problem.path or None, line=problem.line)
     try:
-        data = json.loads(request.body or b"{}")
+        data = json.loads(body)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         line = getattr(exc, "lineno", None)
         raise ApiError(f"the body is not valid JSON: {exc}", line=line) from exc
     if not isinstance(data, dict):
         raise ApiError("the body must be a JSON object")
+    if problem := unstorable_value(data):
+        field, what = problem
+        raise ApiError(f"{field} holds {what}", field=field)
     return data
 
 

@@ -85,7 +85,7 @@ def database_from_url(url: str, *, name: str = "DATABASE_URL") -> dict:
         except ValueError:
             raise ImproperlyConfigured(f"{name}={url!r}: the port is not a number") from None
         return {
-            "ENGINE": "django.db.backends.postgresql",
+            "ENGINE": "loopguard_site.postgresql",  # Django's, with the connections bounded
             "NAME": database,
             "USER": unquote(parts.username or ""),
             "PASSWORD": unquote(parts.password or ""),

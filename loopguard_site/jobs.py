@@ -14,7 +14,7 @@ from channels.layers import get_channel_layer
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
-from loopguard_site.accounts.access import CLOSE_UNAUTHENTICATED, close_code
+from loopguard_site.accounts.access import CLOSE_UNAUTHENTICATED, close_code, socket_refuse
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ class JobProgressConsumer(AsyncJsonWebsocketConsumer):
     async def connect(self) -> None:
         user = self.scope["user"]
         if not user.is_authenticated:
-            await self.close(code=CLOSE_UNAUTHENTICATED)
+            await socket_refuse(self, CLOSE_UNAUTHENTICATED)
             return
         job_id = self.scope["url_route"]["kwargs"]["job_id"]
         self.group = type(self).group_of(job_id)
@@ -51,7 +51,7 @@ class JobProgressConsumer(AsyncJsonWebsocketConsumer):
         try:
             job = await database_sync_to_async(type(self).job_for)(user, job_id)
         except (Http404, PermissionDenied) as refusal:
-            await self.close(code=close_code(refusal))
+            await socket_refuse(self, close_code(refusal))
             return
         await self.accept()
         await self.send_json(type(self).progress_of(job))

@@ -47,6 +47,12 @@ CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", False)
 if env_bool("SECURE_PROXY_SSL", False):  # a TLS-terminating proxy sets X-Forwarded-Proto
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
+# PostgreSQL connections a lab, worker or CLI process holds at most (a
+# thread that needs one more waits up to DB_WAIT seconds, then 503):
+# processes x this must stay under the server's max_connections.
+LOOPGUARD_DB_CONNECTIONS = env_int("LOOPGUARD_DB_CONNECTIONS", 20, minimum=1)
+LOOPGUARD_DB_WAIT_SECONDS = env_int("LOOPGUARD_DB_WAIT_SECONDS", 30, minimum=1)
+
 DATABASE_URL = env_str("DATABASE_URL")
 DATABASES = {
     "default": database_from_url(DATABASE_URL) if DATABASE_URL else sqlite_database(DATA_DIR / "loopguard.sqlite3"),
@@ -60,6 +66,14 @@ if REDIS_URL is not None and not REDIS_URL.startswith(("redis://", "rediss://", 
 # Uploads (import): the largest transcript file or request body accepted.
 LOOPGUARD_UPLOAD_MAX_BYTES = env_int("LOOPGUARD_UPLOAD_MAX_MB", 50, minimum=1) * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = LOOPGUARD_UPLOAD_MAX_BYTES
+# Request bodies, judged by the lab's server on their headers before any of
+# the body is read (loopguard_site/daphne_limits.py): without credentials
+# (no Authorization header, no session cookie) at most ANONYMOUS_BODY_KB;
+# with them, four uploads' worth (a zip may expand to that much, and several
+# files may go in one form). A reverse proxy in front should have its own
+# limit at least this high (README, "Deployment").
+LOOPGUARD_ANONYMOUS_BODY_BYTES = env_int("LOOPGUARD_ANONYMOUS_BODY_KB", 64, minimum=1) * 1024
+LOOPGUARD_REQUEST_MAX_BYTES = 4 * LOOPGUARD_UPLOAD_MAX_BYTES + 1024 * 1024
 # a file past the limit is dropped as it streams in, not spooled whole to disk
 FILE_UPLOAD_HANDLERS = [
     "loopguard_site.transcripts.upload_handlers.UploadLimitHandler",
@@ -112,7 +126,24 @@ STORAGES = {
 # it: 429 with Retry-After, accounts.quota).
 LOOPGUARD_MAX_EVENTS = env_int("LOOPGUARD_MAX_EVENTS", 1_000_000, minimum=1)
 LOOPGUARD_WS_MAX_MESSAGE_BYTES = env_int("LOOPGUARD_WS_MAX_MESSAGE_KB", 1024, minimum=1) * 1024
+# The deepest nesting of arrays and objects any JSON the lab reads may have
+# (import, live ingest, the API): refused before anything recursive walks it.
+LOOPGUARD_MAX_JSON_DEPTH = env_int("LOOPGUARD_MAX_JSON_DEPTH", 64, minimum=2)
 LOOPGUARD_TOKEN_DAILY_QUOTA = env_int("LOOPGUARD_TOKEN_DAILY_QUOTA", 100_000, minimum=1)
+
+# Login throttling (accounts.login_throttle): failed sign-ins allowed per
+# username and per client address before both are refused for LOCK seconds.
+LOOPGUARD_LOGIN_FAILURES_PER_ACCOUNT = env_int("LOOPGUARD_LOGIN_FAILURES_PER_ACCOUNT", 5, minimum=1)
+LOOPGUARD_LOGIN_FAILURES_PER_ADDRESS = env_int("LOOPGUARD_LOGIN_FAILURES_PER_ADDRESS", 20, minimum=1)
+LOOPGUARD_LOGIN_LOCK_SECONDS = env_int("LOOPGUARD_LOGIN_LOCK_SECONDS", 900, minimum=1)
+
+# Crashed jobs finish. A task taken by a worker that died (SIGKILL, a lost
+# machine) goes back to the queue once unacknowledged for VISIBILITY seconds
+# (full mode; a running task is acknowledged when it ends). A replay job with
+# no run started or finished for STALE seconds (the broker restarted without
+# persistence and lost its tasks) has its runs re-queued by the lab's sweep.
+LOOPGUARD_JOB_VISIBILITY_SECONDS = env_int("LOOPGUARD_JOB_VISIBILITY_SECONDS", 300, minimum=1)
+LOOPGUARD_JOB_STALE_SECONDS = env_int("LOOPGUARD_JOB_STALE_SECONDS", 600, minimum=1)
 
 # Worker threads of the embedded Celery worker (`loopguard lab` without REDIS_URL).
 LOOPGUARD_EMBEDDED_WORKER_THREADS = env_int("LOOPGUARD_EMBEDDED_WORKER_THREADS", 2, minimum=1)
@@ -165,6 +196,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "loopguard_site.accounts.csp.ContentSecurityPolicyMiddleware",
+    "loopguard_site.faults.UnstorableInputMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -172,6 +204,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "loopguard_site.faults.DatabaseUnavailableMiddleware",
+    "loopguard_site.faults.RedisUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "loopguard_site.urls"
@@ -188,6 +221,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
+            "builtins": ["loopguard_site.templatetags.untrusted_text"],  # escape_controls
         },
     },
 ]
@@ -246,6 +280,19 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
     CELERY_BROKER_URL = REDIS_URL
     CELERY_RESULT_BACKEND = REDIS_URL
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": LOOPGUARD_JOB_VISIBILITY_SECONDS}
+
+# Every 500 is logged with its traceback with DEBUG off too (Django's
+# default then only mails ADMINS), to stderr, where the lab's output and a
+# service manager's journal collect it; with DEBUG on, Django's console does.
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "filters": {"debug_off": {"()": "django.utils.log.RequireDebugFalse"}},
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["debug_off"]}},
+    "loggers": {"django.request": {"handlers": ["stderr"], "level": "ERROR"}},
+}
 
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"

@@ -123,7 +123,7 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix) -
     from django.conf import settings
 
     for database in settings.DATABASES.values():
-        if database["ENGINE"] == "django.db.backends.postgresql":
+        if database["ENGINE"] == "loopguard_site.postgresql":
             database.setdefault("TEST", {})["NAME"] = f"test_{database['NAME']}_{os.getpid()}"
 
 

@@ -161,3 +161,11 @@ def require_ingest(user: AbstractBaseUser, session: Session) -> None:
 def close_code(refusal: Exception) -> int:
     """The WebSocket close code of an access refusal."""
     return CLOSE_NOT_FOUND if isinstance(refusal, Http404) else CLOSE_FORBIDDEN
+
+
+async def socket_refuse(consumer, code: int) -> None:
+    """Refuse a socket at connect with `code`: accept, then close. A close
+    before the accept reaches a client as an HTTP 403 handshake failure, so
+    4401, 4403, 4404 and 4409 would never be seen."""
+    await consumer.accept()
+    await consumer.close(code=code)

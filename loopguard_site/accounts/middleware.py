@@ -4,9 +4,10 @@ and the message size limit."""
 from __future__ import annotations
 
 import json
+from urllib.parse import urlsplit
 
 from channels.db import database_sync_to_async
-from channels.security.websocket import OriginValidator
+from channels.security.websocket import OriginValidator, WebsocketDenier
 from django.conf import settings
 
 from .auth import scope_token, token_counter_key
@@ -31,17 +32,47 @@ class ApiTokenAuthMiddleware:
         return await self.inner(scope, receive, send)
 
 
+_DEFAULT_PORTS = {"http": 80, "ws": 80, "https": 443, "wss": 443}
+
+
+def _host_port(netloc: str, scheme: str) -> tuple[str, int | None]:
+    """(host in lower case, port, the scheme's default when absent) of `host[:port]`."""
+    parsed = urlsplit(f"//{netloc}")
+    try:
+        port = parsed.port
+    except ValueError:
+        return "", None
+    return (parsed.hostname or "").lower(), port if port is not None else _DEFAULT_PORTS.get(scheme)
+
+
 class BrowserOriginValidator(OriginValidator):
-    """Refuses cross-site browser connections (an `Origin` that is not one of
-    ALLOWED_HOSTS) but, unlike channels' `AllowedHostsOriginValidator`, lets
-    in clients that send no `Origin` at all: producers and SDK clients are not
-    browsers and authenticate with a token, which a hostile page cannot borrow."""
+    """Refuses cross-site browser connections: an `Origin` must be the page's
+    own, the host *and* port the socket connects to (the `Host` header, itself
+    one of ALLOWED_HOSTS), or one of CSRF_TRUSTED_ORIGINS (a proxy that
+    rewrites `Host`). Another port of the same host is another site (another
+    app there could borrow the session cookie). Unlike channels'
+    `AllowedHostsOriginValidator`, it lets in clients that send no `Origin`
+    at all: producers and SDK clients are not browsers and authenticate with
+    a token, which a hostile page cannot borrow."""
 
     def __init__(self, application):
         super().__init__(application, settings.ALLOWED_HOSTS)
 
-    def valid_origin(self, parsed_origin) -> bool:
-        return parsed_origin is None or self.validate_origin(parsed_origin)
+    async def __call__(self, scope, receive, send):
+        headers = dict(scope.get("headers", []))
+        origin = headers.get(b"origin")
+        if origin is None or self.same_site(origin.decode("latin1"), headers, scope.get("scheme", "ws")):
+            return await self.application(scope, receive, send)
+        return await WebsocketDenier()(scope, receive, send)
+
+    def same_site(self, origin: str, headers: dict, scheme: str) -> bool:
+        if origin in settings.CSRF_TRUSTED_ORIGINS:
+            return True
+        parsed = urlsplit(origin)
+        if not self.validate_origin(parsed):  # its host is one of ALLOWED_HOSTS
+            return False
+        target = _host_port(headers.get(b"host", b"").decode("latin1"), scheme)
+        return target[0] != "" and _host_port(parsed.netloc, parsed.scheme) == target
 
 
 class MessageSizeLimit:
@@ -62,7 +93,8 @@ class MessageSizeLimit:
                 size = len(message.get("bytes") or b"") + len((message.get("text") or "").encode())
                 if size > limit:
                     error = f"message of {size} bytes, over the limit of {limit} bytes (LOOPGUARD_WS_MAX_MESSAGE_KB)"
-                    await send({"type": "websocket.send", "text": json.dumps({"error": error})})
+                    answer = {"error": error, "field": None, "seq": None, "limit": limit}
+                    await send({"type": "websocket.send", "text": json.dumps(answer)})
                     await send({"type": "websocket.close", "code": 1009})
                     return {"type": "websocket.disconnect", "code": 1009}
             return message

@@ -10,21 +10,29 @@ socket). Its `Retry-After` follows the exponential backoff of detector/backoff.p
 never later than the next midnight, when the quota starts afresh. The
 counters are keyed by day, so nothing has to reset them; they expire after
 two days.
+
+The quota fails open: while the cache (Redis) is unreachable, calls are
+allowed and not counted (a warning is logged), so that a Redis outage does
+not take the API and live ingest down with it; the counting resumes with Redis.
 """
 
 from __future__ import annotations
 
 import datetime
+import logging
 import math
 
 from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpRequest
 from django.utils import timezone
+from redis.exceptions import RedisError
 
 from detector import backoff_seconds
 
 from .auth import request_token_key
+
+log = logging.getLogger(__name__)
 
 KEEP_SECONDS = 2 * 24 * 3600
 QUOTA_USED_UP = "this token's daily quota is used up (LOOPGUARD_TOKEN_DAILY_QUOTA)"
@@ -50,11 +58,18 @@ def token_quota_take_many(*, token_key: str, calls: int, now: datetime.datetime)
     whatever their number): how many of them, the first ones, the quota
     allows, and for the others the seconds to wait (None if it allows all)."""
     day = now.astimezone(datetime.UTC).date()
-    total = _count(f"lg:quota:{token_key}:{day.isoformat()}", calls)
+    try:
+        total = _count(f"lg:quota:{token_key}:{day.isoformat()}", calls)
+    except RedisError as exc:  # fail open, see above
+        log.warning("the quota counter is unreachable, %d calls allowed uncounted: %s", calls, exc)
+        return calls, None
     allowed = max(0, min(calls, settings.LOOPGUARD_TOKEN_DAILY_QUOTA - (total - calls)))
     if allowed == calls:
         return calls, None
-    refusals = _count(f"lg:quota-refused:{token_key}:{day.isoformat()}", calls - allowed)
+    try:
+        refusals = _count(f"lg:quota-refused:{token_key}:{day.isoformat()}", calls - allowed)
+    except RedisError:
+        refusals = 1  # the counter went away meanwhile: the shortest wait
     midnight = datetime.datetime.combine(day + datetime.timedelta(days=1), datetime.time(), datetime.UTC)
     until_reset = (midnight - now).total_seconds()
     return allowed, max(1, math.ceil(min(backoff_seconds(refusals), until_reset)))

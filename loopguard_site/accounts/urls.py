@@ -6,7 +6,7 @@ from . import views
 app_name = "accounts"
 
 urlpatterns = [
-    path("login/", auth_views.LoginView.as_view(template_name="accounts/login.html"), name="login"),
+    path("login/", views.ThrottledLoginView.as_view(template_name="accounts/login.html"), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),  # POST only (Django 5)
     path("tokens/", views.token_list, name="tokens"),
     path("tokens/<int:token_id>/revoke", views.token_revoke, name="token_revoke"),

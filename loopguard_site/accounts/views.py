@@ -1,9 +1,11 @@
 """The API token page (the tokens of the projects the user administers, a
-new one with its plaintext shown on this one answer only, revocation) and
-the projects page (the user's projects and roles; an admin sets members' roles)."""
+new one with its plaintext shown on this one answer only, revocation), the
+projects page (the user's projects and roles; an admin sets members' roles)
+and the login page, throttled (login_throttle)."""
 
 from __future__ import annotations
 
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
@@ -11,6 +13,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from .access import ProjectChoiceError, has_role, object_for, project_for, project_role, projects_with_role
+from .login_throttle import login_failed, login_succeeded, login_wait
 from .models import ApiToken, Project, Role
 from .selectors import api_tokens_managed_by, project_members, user_named
 from .services import LastAdminError, api_token_create, api_token_revoke, membership_remove, membership_set
@@ -18,6 +21,30 @@ from .services import LastAdminError, api_token_create, api_token_revoke, member
 NO_ROLE = "none"  # the members form's choice that removes a member
 
 NAME_MAX = 100
+
+
+class ThrottledLoginView(auth_views.LoginView):
+    """Django's login, refused with 429 while the username or the client
+    address is locked out, whatever the password."""
+
+    def post(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        self.attempt = {"username": request.POST.get("username", ""), "address": request.META.get("REMOTE_ADDR", "")}
+        wait = login_wait(**self.attempt)
+        if wait is None:
+            return super().post(request, *args, **kwargs)
+        minutes = -(-wait // 60)
+        throttled = f"Too many failed sign-ins for this account or from this address; try again in {minutes} min."
+        response = self.render_to_response(self.get_context_data(throttled=throttled), status=429)
+        response["Retry-After"] = str(wait)
+        return response
+
+    def form_valid(self, form) -> HttpResponse:
+        login_succeeded(username=self.attempt["username"])
+        return super().form_valid(form)
+
+    def form_invalid(self, form) -> HttpResponse:
+        login_failed(**self.attempt)
+        return super().form_invalid(form)
 
 
 @login_required

@@ -46,6 +46,9 @@ def run(args: argparse.Namespace) -> int:
         if demo.replay_job is not None:
             print(f"Demo: replay job #{demo.replay_job} runs them through {', '.join(DEMO_PROFILES)}", flush=True)
 
+    from django.db import connections
+
+    connections.close_all()  # the migration's: the serving threads open their own (LOOPGUARD_DB_CONNECTIONS)
     from loopguard_site.asgi import application
 
     worker = None
@@ -63,8 +66,23 @@ def run(args: argparse.Namespace) -> int:
 
     sweeper = StalledSweeper(settings.LOOPGUARD_LIVE_SWEEP_SECONDS)  # marks silent live sessions stalled
     sweeper.start()
+    # Daphne cuts a message past its own limit (1 MiB by default) with code
+    # 1009 and no word why; its limit is set above ours, so that a message
+    # past LOOPGUARD_WS_MAX_MESSAGE_KB (up to twice it) reaches
+    # MessageSizeLimit, which says so before closing with 1009.
+    socket_bytes = 2 * settings.LOOPGUARD_WS_MAX_MESSAGE_BYTES
+    from loopguard_site import daphne_limits
+
+    daphne_limits.install()  # request bodies judged before they are read; close code 1009
     server = Server(
         application,
+        websocket_max_message_size=socket_bytes,
+        websocket_max_frame_size=socket_bytes,
+        # autobahn drops a socket not accepted within its handshake timeout
+        # (Daphne's default 5 s) although Daphne waits 20 s for the accept:
+        # in a connect storm the accepts that came after 5 s were work thrown
+        # away, and the retries made more of it
+        websocket_handshake_timeout=20,
         endpoints=build_endpoint_description_strings(host=args.host, port=args.port),
         signal_handlers=True,  # SIGINT / SIGTERM stop the reactor, then we stop the worker
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from loopguard_site.accounts.access import CLOSE_UNAUTHENTICATED
+from loopguard_site.accounts.access import CLOSE_UNAUTHENTICATED, socket_refuse
 
 GROUP = "health.ping"
 
@@ -13,7 +13,7 @@ GROUP = "health.ping"
 class PingConsumer(AsyncJsonWebsocketConsumer):
     async def connect(self) -> None:
         if not self.scope["user"].is_authenticated:
-            await self.close(code=CLOSE_UNAUTHENTICATED)
+            await socket_refuse(self, CLOSE_UNAUTHENTICATED)
             return
         await self.channel_layer.group_add(GROUP, self.channel_name)
         await self.accept()

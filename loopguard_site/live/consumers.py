@@ -24,6 +24,7 @@ a project the user does not reach), 4409 a session that takes no events
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 
 from channels.consumer import get_handler_name
@@ -32,13 +33,13 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
-from loopguard_site.accounts.access import CLOSE_UNAUTHENTICATED, close_code
+from loopguard_site.accounts.access import CLOSE_UNAUTHENTICATED, close_code, socket_refuse
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.selectors import session_for
 
 from .ingest_worker import socket_ingest
 from .messages import producer_group, send_producer_taken, viewer_group
-from .protocol import ProtocolError, parse_message
+from .protocol import ProtocolError, parse_message, too_deep
 from .selectors import OPEN_STATES, acked_seq, event_chunks, live_detections, live_session_get, session_to_ingest
 from .services import IngestRequest, live_detection_dict, live_session_close
 
@@ -55,13 +56,13 @@ async def _permitted_session(consumer: AsyncJsonWebsocketConsumer, session_for_u
     the code saying why."""
     user = consumer.scope["user"]
     if not user.is_authenticated:
-        await consumer.close(code=CLOSE_UNAUTHENTICATED)
+        await socket_refuse(consumer, CLOSE_UNAUTHENTICATED)
         return None
     session_id = consumer.scope["url_route"]["kwargs"]["session_id"]
     try:
         return await database_sync_to_async(session_for_user)(user, session_id)
     except (Http404, PermissionDenied) as refusal:
-        await consumer.close(code=close_code(refusal))
+        await socket_refuse(consumer, close_code(refusal))
         return None
 
 
@@ -81,14 +82,15 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
 
 class IngestConsumer(LiveConsumer):
     async def connect(self) -> None:
+        self.since = time.time()  # when the client connected: a newer socket takes over, never an older one
         session = await _permitted_session(self, session_to_ingest)
         if session is None:
             return
         if session.state not in OPEN_STATES:
-            await self.close(code=CLOSE_CONFLICT)
+            await socket_refuse(self, CLOSE_CONFLICT)
         else:
             self.session_id = session.pk
-            await send_producer_taken(self.session_id, self.channel_name)
+            await send_producer_taken(self.session_id, self.channel_name, self.since)
             await self.channel_layer.group_add(producer_group(self.session_id), self.channel_name)
             await self.accept()
             await self.send_json({"resume": await database_sync_to_async(acked_seq)(self.session_id)})
@@ -105,7 +107,11 @@ class IngestConsumer(LiveConsumer):
 
     async def receive(self, text_data=None, bytes_data=None, **kwargs) -> None:
         try:
-            content = await self.decode_json(text_data if text_data is not None else bytes_data.decode("utf-8"))
+            text = text_data if text_data is not None else bytes_data.decode("utf-8")
+            if (refusal := too_deep(text)) is not None:
+                await self.send_json({"error": str(refusal), "field": refusal.field, "seq": refusal.seq})
+                return
+            content = await self.decode_json(text)
         except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError included
             await self.send_json({"error": f"the message is not valid JSON: {exc}", "field": None, "seq": None})
             return
@@ -146,7 +152,9 @@ class IngestConsumer(LiveConsumer):
             await self.send_json({"detection": detection})
 
     async def producer_taken(self, message: dict) -> None:
-        if message["channel"] != self.channel_name:
+        # A connect that was slow to be served (a storm) may announce itself
+        # after a newer socket of the same producer: it takes nothing over.
+        if message["channel"] != self.channel_name and message["since"] >= self.since:
             await self.close(code=CLOSE_CONFLICT)
 
 

@@ -87,8 +87,9 @@ def send_to_producer(session_id: int, detections: list[dict]) -> None:
     )
 
 
-async def send_producer_taken(session_id: int, channel_name: str) -> None:
-    """Tell the session's producer sockets that `channel_name` took over."""
+async def send_producer_taken(session_id: int, channel_name: str, since: float) -> None:
+    """Tell the session's producer sockets that `channel_name`, connected at
+    `since` (epoch seconds), took over."""
     await get_channel_layer().group_send(
-        producer_group(session_id), {"type": "producer.taken", "channel": channel_name}
+        producer_group(session_id), {"type": "producer.taken", "channel": channel_name, "since": since}
     )

@@ -12,9 +12,13 @@ out, or a `ProtocolError` naming the field.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 
+from django.conf import settings
+
 from detector import EventError, validate_event
+from detector.json_depth import json_depth_at, json_depth_problem
 from loopguard_site.transcripts.storable import unstorable_event
 
 MAX_EVENTS_PER_MESSAGE = 10_000
@@ -23,13 +27,23 @@ MAX_EVENTS_PER_MESSAGE = 10_000
 class ProtocolError(ValueError):
     """A message that breaks the protocol; `field` names the culprit
     (`seq`, `events[3].text`, ...); `retry_after`, the seconds to wait before
-    sending it again, when only time can help (a quota used up)."""
+    sending it again, when only time can help (a quota used up); `seq`, the
+    message's, when it was refused before it was parsed."""
 
-    def __init__(self, message: str, *, field: str | None = None, status: int = 400, retry_after: int | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        field: str | None = None,
+        status: int = 400,
+        retry_after: int | None = None,
+        seq: int | None = None,
+    ):
         super().__init__(message)
         self.field = field
         self.status = status
         self.retry_after = retry_after
+        self.seq = seq
 
 
 @dataclass(frozen=True)
@@ -37,6 +51,20 @@ class IngestMessage:
     seq: int | None  # None: a bare close
     events: list[dict]
     close: bool = False
+
+
+_SEQ_MEMBER = re.compile(r'"seq"\s*:\s*(\d{1,18})\b')
+
+
+def too_deep(text: str) -> ProtocolError | None:
+    """The refusal of a message's text nested past LOOPGUARD_MAX_JSON_DEPTH
+    (found before it is parsed), naming the field and, if the message has
+    one, its seq (`error.seq`); None for a text that may be parsed."""
+    problem = json_depth_problem(text, settings.LOOPGUARD_MAX_JSON_DEPTH)
+    if problem is None:
+        return None
+    seq = next((int(m.group(1)) for m in _SEQ_MEMBER.finditer(text) if json_depth_at(text, m.start()) == 1), None)
+    return ProtocolError(f"{problem} (LOOPGUARD_MAX_JSON_DEPTH)", field=problem.path or None, seq=seq)
 
 
 def parse_message(data: object) -> IngestMessage:

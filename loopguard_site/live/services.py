@@ -11,7 +11,10 @@ already acknowledged is acknowledged again and stored no second time; a gap
 is an error); its events are stored, fed to the session's Monitor, and
 every detection is stored as a `replay.Detection` of the session's profile.
 A message refused (a gap, a closed session, a quota used up) stores nothing
-and leaves the others of its batch alone. The caller forwards each stored
+and leaves the others of its batch alone; so does one whose processing
+raises anything else (a detector, the encoding): it is refused naming its
+event, logged, and its session's Monitor, fed part of it, is rebuilt from
+what is stored (`_Ingesting.spoil`). The caller forwards each stored
 message's viewer texts once the batch is committed.
 
 The Monitor stays in the memory of the process that stores the session's
@@ -34,6 +37,7 @@ session: an agent session goes on with its next turn.
 
 from __future__ import annotations
 
+import logging
 import pickle
 import secrets
 import threading
@@ -44,7 +48,7 @@ from datetime import datetime, timedelta
 from functools import partial
 
 from django.conf import settings
-from django.db import connection, models, transaction
+from django.db import DatabaseError, connection, models, transaction
 from django.utils import timezone
 
 from detector import Checkpoint, Monitor
@@ -61,6 +65,8 @@ from .messages import ViewerMessage, events_text, send_to_producer, send_to_view
 from .models import LiveStream
 from .protocol import ProtocolError
 from .selectors import OPEN_STATES, stalled_candidate_ids, tick_candidate_ids
+
+log = logging.getLogger(__name__)
 
 REPLAY_CHUNK = 2000  # events read per round trip when a Monitor catches up
 MONITOR_SAVE_EVENTS = 500  # events between two pickles of a Monitor: at most this many to feed again
@@ -256,11 +262,14 @@ def stream_monitor(session: Session, stream: LiveStream) -> Monitor:
     return monitor
 
 
-def _stream_written(session: Session, stream: LiveStream, monitor: Monitor, *, pickle_it: bool) -> None:
+def _stream_written(session: Session, stream: LiveStream, monitor: Monitor | None, *, pickle_it: bool) -> None:
     """Stamp the stream with a new revision (and pickle the Monitor if asked);
     the caller saves the stream. The Monitor becomes this process's once the
-    transaction commits (a closed session's is dropped: it takes no events)."""
+    transaction commits (a closed session's is dropped: it takes no events).
+    With no Monitor (a spoiled one), the next writer rebuilds it."""
     stream.revision = secrets.randbits(63)
+    if monitor is None:
+        return
     if pickle_it:
         stream.monitor = pickle.dumps(monitor, protocol=pickle.HIGHEST_PROTOCOL)
         stream.monitor_events = session.event_count
@@ -313,11 +322,29 @@ class _Ingesting:
     stream: LiveStream
     monitor: Monitor | None = None  # taken at its first message
     pickle_it: bool = False
+    written: bool = False  # a message of it was stored
 
     def monitor_now(self) -> Monitor:
         if self.monitor is None:
             self.monitor = stream_monitor(self.session, self.stream)
         return self.monitor
+
+    def spoil(self, new_events: list) -> None:
+        """A message failed half-way through feeding the Monitor: store the
+        batch's events so far (in its transaction) and drop the Monitor, so
+        that the next message rebuilds it from what is stored."""
+        numbered_events_insert(new_events)
+        new_events.clear()
+        self.monitor = None
+
+
+class _MessageFailed(Exception):
+    """Anything but a `ProtocolError` raised by one message, with the field
+    it came from."""
+
+    def __init__(self, field: str, cause: Exception):
+        super().__init__(f"{type(cause).__name__}: {cause}")
+        self.field = field
 
 
 def _within_quota(requests: Sequence[IngestRequest], now: datetime) -> dict[int, ProtocolError]:
@@ -358,19 +385,30 @@ def _ingest_one(ingesting: _Ingesting, request: IngestRequest, new_events: list,
     first = session.event_count + 1
     found: list[tuple[int, Found]] = []
     checkpoints: list[tuple[int, Checkpoint]] = []
-    for number, event in enumerate(events, start=first):
-        found.extend((number, detection) for detection in monitor.feed(event))
-        checkpoints.extend((number, checkpoint) for checkpoint in monitor.take_checkpoints())
-    texts = [event_json(event) for event in events]
+    texts = []
+    for offset, event in enumerate(events):
+        try:
+            found.extend((first + offset, detection) for detection in monitor.feed(event))
+            checkpoints.extend((first + offset, checkpoint) for checkpoint in monitor.take_checkpoints())
+            texts.append(event_json(event))
+        except Exception as exc:  # noqa: BLE001 - whatever it was, it is this message's alone
+            raise _MessageFailed(f"events[{offset}]", exc) from exc
+    detections = []
+    if found or checkpoints:
+        try:
+            with transaction.atomic():  # a savepoint: a refused row fails this message, not the batch
+                detections = _store_found(session, found, checkpoints)
+        except DatabaseError as exc:
+            raise _MessageFailed("events", exc) from exc
     new_events.extend(
         (session.pk, number, event["type"], text)
         for number, (event, text) in enumerate(zip(events, texts, strict=True), start=first)
     )
-    detections = _store_found(session, found, checkpoints) if found or checkpoints else []
     old_state = session.state
     session.state = Session.State.CLOSED if request.close else _state_after(session, monitor, bool(found))
     session.event_count += len(events)
     stream.acked_seq, stream.last_event_at = seq, now
+    ingesting.written = True
     ingesting.pickle_it |= (
         bool(found) or request.close or session.event_count >= stream.monitor_events + monitor_save_interval(session.pk)
     )
@@ -438,7 +476,18 @@ def live_ingest_batch(requests: Sequence[IngestRequest]) -> list[IngestResult | 
                 outcomes[index] = _ingest_one(ingesting[request.session_id], request, new_events, now)
             except ProtocolError as exc:
                 outcomes[index] = exc
-        written = [one for one in ingesting.values() if one.monitor is not None]
+            except _MessageFailed as exc:
+                log.error(
+                    "live message seq %d of session %d failed at %s",
+                    request.seq, request.session_id, exc.field, exc_info=exc.__cause__,
+                )  # fmt: skip
+                ingesting[request.session_id].spoil(new_events)
+                outcomes[index] = ProtocolError(
+                    f"seq {request.seq}: {exc.field} could not be processed ({exc}); nothing of the message was stored",
+                    field=exc.field,
+                    status=422,
+                )
+        written = [one for one in ingesting.values() if one.written]
         if written:
             numbered_events_insert(new_events)
             for one in written:
@@ -447,7 +496,7 @@ def live_ingest_batch(requests: Sequence[IngestRequest]) -> list[IngestResult | 
                 (Session, ["event_count", "state"], [one.session for one in written]),
                 (LiveStream, ["acked_seq", "last_event_at", "revision"], [one.stream for one in written]),
             ]
-            if pickled := [one.stream for one in written if one.pickle_it]:
+            if pickled := [one.stream for one in written if one.pickle_it and one.monitor is not None]:
                 updates.append((LiveStream, ["monitor", "monitor_events"], pickled))
             _update_rows(*updates)
     return [outcomes[index] for index in range(len(requests))]

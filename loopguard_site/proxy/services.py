@@ -34,8 +34,10 @@ from dataclasses import dataclass
 
 import httpx
 from asgiref.sync import sync_to_async
+from django.conf import settings
 
 from detector.importers import Source, TranscriptBuilder, TranscriptError
+from detector.json_depth import json_depth_problem
 from detector.loop_signal import STOP_ACTIONS, first_stop
 from loopguard_site.accounts.models import Project
 from loopguard_site.live.protocol import ProtocolError, parse_message
@@ -115,6 +117,8 @@ class ProxyApi:
 
 def request_json(body: bytes) -> dict:
     """The caller's request body, checked as far as the proxy needs it."""
+    if problem := json_depth_problem(body, settings.LOOPGUARD_MAX_JSON_DEPTH):
+        raise ProxyError(f"{problem} (LOOPGUARD_MAX_JSON_DEPTH)", status=400)
     try:
         request = json.loads(body or b"null")
     except (UnicodeDecodeError, ValueError) as exc:

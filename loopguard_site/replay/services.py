@@ -15,10 +15,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass
+from datetime import datetime, timedelta
+from functools import partial
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.cache import cache
 from django.db import InterfaceError, OperationalError, transaction
-from django.db.models import Case, F, Q, Value, When
+from django.db.models import Case, F, Max, Q, Value, When
+from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
 from detector import Checkpoint, EventError, Monitor, StreamContext
@@ -475,6 +480,41 @@ def replay_job_enqueue_chunk(*, job_id: int, after_session_id: int, queue: str |
             replay_session_runs.apply_async((job_id, session_id), queue=queue, producer=producer)
     if len(session_ids) == DISPATCH_CHUNK:
         _dispatch(job_id, session_ids[-1], queue)
+
+
+def replay_jobs_requeue_stale(*, now: datetime) -> list[int]:
+    """Re-queue the runs of every queued or running job with no run started
+    or finished for LOOPGUARD_JOB_STALE_SECONDS before `now` (its tasks were
+    lost: a broker restarted without persistence): runs still `running`
+    since before then go back to `queued` (their claim dropped), and the
+    job's queued runs are dispatched again. Nothing is doubled: a run is
+    claimed once, its results replace the pair's, and it is counted once.
+    A job is re-queued at most once per stale period, whatever the number of
+    lab processes sweeping (a cache key taken with `add`). The ids re-queued."""
+    cutoff = now - timedelta(seconds=settings.LOOPGUARD_JOB_STALE_SECONDS)
+    stale = (
+        ReplayJob.objects.filter(state__in=(ReplayJob.State.QUEUED, ReplayJob.State.RUNNING))
+        .annotate(
+            active=Greatest(
+                "created",
+                Coalesce(Max("runs__started"), "created"),
+                Coalesce(Max("runs__finished"), "created"),
+            )
+        )
+        .filter(active__lt=cutoff)
+        .values_list("pk", "created")
+    )
+    requeued = []
+    for job_id, created in stale:
+        if not cache.add(f"lg:replay-requeued:{job_id}:{created.timestamp()}", 1, settings.LOOPGUARD_JOB_STALE_SECONDS):
+            continue  # another process (or an earlier sweep) did it
+        with transaction.atomic():
+            ReplayRun.objects.filter(job_id=job_id, state=ReplayRun.State.RUNNING, started__lt=cutoff).update(
+                state=ReplayRun.State.QUEUED, claimed_by=""
+            )
+            transaction.on_commit(partial(_dispatch, job_id))
+        requeued.append(job_id)
+    return requeued
 
 
 def replay_job_cancel(*, job: ReplayJob) -> ReplayJob:

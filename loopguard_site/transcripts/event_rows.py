@@ -65,7 +65,9 @@ def numbered_events_insert(rows: Iterable[tuple[int, int, str, str]]) -> None:
     columns = ", ".join(quote(Event._meta.get_field(name).column) for name in _FIELDS)
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+            # the driver's own cursor: its errors are wrapped as Django's (a
+            # connection dropped mid-COPY is an OperationalError, answered 503)
+            with connection.wrap_database_errors, cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
                 for row in rows:
                     copy.write_row(row)
             return

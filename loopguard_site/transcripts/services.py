@@ -10,6 +10,7 @@ from django.db import transaction
 
 from detector.config import builtin_config
 from detector.importers import FormatNotRecognised, TranscriptError, parse_bytes
+from detector.json_depth import json_depth_problem
 from loopguard_site.accounts.models import Project
 from loopguard_site.accounts.services import default_project
 from loopguard_site.replay.selectors import scan_profile_name
@@ -143,10 +144,16 @@ def session_import_file(
     downloads as `raw_name` (default: `filename` without its folders)."""
     if len(data) > settings.LOOPGUARD_UPLOAD_MAX_BYTES:
         raise upload_size_error(len(data), filename)
+    if problem := json_depth_problem(data, settings.LOOPGUARD_MAX_JSON_DEPTH):
+        raise TranscriptError(f"{problem} (LOOPGUARD_MAX_JSON_DEPTH)", file=filename, line=problem.line)
     transcript = parse_bytes(data, filename, fmt)
-    if len(transcript.events) > settings.LOOPGUARD_MAX_EVENTS:
+    # the `session` header (every import has one, made up when the file has
+    # none) is not one of the file's events: a file of exactly the limit imports
+    header = bool(transcript.events) and transcript.events[0]["type"] == "session"
+    counted = len(transcript.events) - header
+    if counted > settings.LOOPGUARD_MAX_EVENTS:
         raise TranscriptError(
-            f"{len(transcript.events)} events, over the limit of {settings.LOOPGUARD_MAX_EVENTS} events per session"
+            f"{counted} events, over the limit of {settings.LOOPGUARD_MAX_EVENTS} events per session"
             " (LOOPGUARD_MAX_EVENTS)",
             file=filename,
         )

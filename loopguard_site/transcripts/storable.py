@@ -42,6 +42,16 @@ def _value_problem(value: object, path: str) -> tuple[str, str] | None:
     return None
 
 
+def unstorable_value(value: object) -> tuple[str, str] | None:
+    """(field path, problem) of the first string (or key) in `value` that
+    holds a NUL or an unpaired surrogate, or None.
+
+    >>> unstorable_value({"labels": [{"note": "a\\x00b"}]})
+    ('labels[0].note', 'a NUL character (\\\\u0000)')
+    """
+    return _value_problem(value, "")
+
+
 def unstorable_event(events: list[dict], text: str | None = None) -> tuple[int, str, str] | None:
     """(event number from 1, field path, problem) of the first event the
     database cannot store, or None. One `json.dumps(events,

@@ -215,7 +215,27 @@ def test_an_existing_session_is_continued_where_the_lab_left_it(lab, token):  # 
     second.disconnect()
 
 
-@pytest.mark.parametrize(("transport", "status"), [("ws", 403), ("http", 401)])
+@pytest.mark.parametrize("transport", ["ws", "http"])
+def test_a_send_retried_by_the_caller_after_it_raised_stores_the_message_once(relay, token, transport):
+    events = row_events(corpus_row(NORMAL_ROW))
+    live = LiveSession(relay.url, token, transport=transport, retries=0, window=1)
+    live.send(events[:3])
+    if transport == "http":
+        relay.answers_to_drop = 1  # the lab stores message 2; its answer never reaches the client
+    else:
+        relay.cut()  # message 2 goes nowhere: the socket is gone
+    with pytest.raises(LiveSessionError):
+        live.send(events[3:6])
+    live.send(events[3:6])  # the caller tries again: the same message, not a second one
+    live.send(events[6:9])
+    live.flush()
+
+    assert (live.acked, live.pending) == (3, {})
+    assert stored(live.session_id) == events[:9]
+    live.disconnect()
+
+
+@pytest.mark.parametrize(("transport", "status"), [("ws", 4401), ("http", 401)])
 def test_a_wrong_token_is_a_clear_error(lab, token, transport, status):  # noqa: F811
     server = lab()
     session_id = LiveSession(server.url, token, transport="http").session_id

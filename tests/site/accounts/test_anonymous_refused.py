@@ -26,6 +26,7 @@ from loopguard_site.replay.services import replay_session
 from loopguard_site.routing import websocket_urlpatterns
 from tests.members import member, project_token
 from tests.site.replay.conftest import store_demo
+from tests.sockets import connect_refused
 
 # Open to anyone, on purpose: the login page itself, and Django's admin, which
 # sends anonymous visitors to its own login page (checked below).
@@ -168,15 +169,13 @@ def websocket_paths(world: dict) -> list[str]:
     return paths
 
 
-async def anonymous_connect(path: str) -> bool:
-    """Whether an anonymous client's socket on `path` is accepted, through
-    the token middleware as in asgi.py (the session middleware found nobody)."""
+async def anonymous_connect(path: str) -> tuple[bool, int | None]:
+    """(accepted, close code) of an anonymous client's socket on `path`,
+    through the token middleware as in asgi.py (the session middleware found nobody)."""
     application = ApiTokenAuthMiddleware(URLRouter(websocket_urlpatterns))
     communicator = WebsocketCommunicator(application, path)
     communicator.scope["user"] = AnonymousUser()
-    connected, _ = await communicator.connect()
-    await communicator.disconnect()
-    return connected
+    return await connect_refused(communicator)
 
 
 @pytest.mark.django_db(transaction=True)
@@ -184,5 +183,5 @@ def test_every_websocket_route_refuses_anonymous_clients(world):
     paths = websocket_paths(world)
     assert {p.split("/")[2] for p in paths} == {"ping", "replays", "ingest", "sessions", "tuning"}
     for path in paths:
-        assert async_to_sync(anonymous_connect)(path) is False, path
-        assert async_to_sync(anonymous_connect)(path + "?token=lg_not-a-token") is False, path
+        assert async_to_sync(anonymous_connect)(path) == (True, 4401), path  # accepted, then closed: not signed in
+        assert async_to_sync(anonymous_connect)(path + "?token=lg_not-a-token") == (True, 4401), path

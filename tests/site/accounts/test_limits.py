@@ -81,21 +81,27 @@ def test_the_browser_session_is_not_counted(settings, client, user):
     assert [client.get("/api/sessions").status_code for _ in range(3)] == [200, 200, 200]
 
 
-def events_body(count: int) -> bytes:
-    """A transcript of exactly `count` events (its header counts, as stored)."""
-    lines = [{"type": "session"}, {"type": "turn"}, *({"type": "content", "text": f"{n}\n"} for n in range(count - 2))]
+def events_body(count: int, *, header: bool = True) -> bytes:
+    """A transcript of exactly `count` events, after its `session` header if `header`."""
+    lines = [{"type": "session"}] if header else []
+    lines += [{"type": "turn"}, *({"type": "content", "text": f"{n}\n"} for n in range(count - 1))]
     return "".join(json.dumps(line) + "\n" for line in lines).encode()
 
 
 @pytest.mark.django_db
-def test_an_import_over_the_events_limit_is_refused(settings, user):
+@pytest.mark.parametrize("header", [True, False])
+def test_an_import_over_the_events_limit_is_refused(settings, user, header):
+    """The limit counts the file's events; its header (made up when it has
+    none) is not one: a file of exactly the limit imports."""
     settings.LOOPGUARD_MAX_EVENTS = 5
     api, _ = token_client(user)
-    ok = api.post("/api/sessions?format=events", events_body(5), content_type="application/x-ndjson")
+    ok = api.post("/api/sessions?format=events", events_body(5, header=header), content_type="application/x-ndjson")
     refused = api.post(
-        "/api/sessions?format=events&filename=big.jsonl", events_body(6), content_type="application/x-ndjson"
+        "/api/sessions?format=events&filename=big.jsonl",
+        events_body(6, header=header),
+        content_type="application/x-ndjson",
     )
-    assert ok.status_code == 201 and json.loads(ok.content)["sessions"][0]["events"] == 5
+    assert ok.status_code == 201 and json.loads(ok.content)["sessions"][0]["events"] == 6
     assert refused.status_code == 400
     assert json.loads(refused.content)["errors"] == [
         {"file": "big.jsonl", "line": None, "field": None,
@@ -137,7 +143,12 @@ def test_the_ingest_socket_takes_a_message_at_the_size_limit_and_closes_on_one_b
     assert answers[-1] == {"ack": 1}
 
     answers, after = async_to_sync(ingest_exchange)(session.pk, token, padded_message(201), closes=True)
-    assert answers[-1] == {"error": "message of 201 bytes, over the limit of 200 bytes (LOOPGUARD_WS_MAX_MESSAGE_KB)"}
+    assert answers[-1] == {
+        "error": "message of 201 bytes, over the limit of 200 bytes (LOOPGUARD_WS_MAX_MESSAGE_KB)",
+        "field": None,
+        "seq": None,
+        "limit": 200,
+    }
     assert after == {"type": "websocket.close", "code": 1009}
 
 

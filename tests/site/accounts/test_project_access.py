@@ -35,6 +35,7 @@ from loopguard_site.transcripts.services import session_import_file
 from tests.members import member, project_token
 from tests.site.accounts.test_anonymous_refused import ADMIN_PREFIX, PUBLIC, concrete_path, path_values, walk
 from tests.site.replay.conftest import DEMO_DIR
+from tests.sockets import connect_refused
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -137,8 +138,10 @@ def test_another_projects_objects_named_in_a_body_are_refused(project_a, outside
     assert a["project"].sessions.count() == 1 and a["project"].api_tokens.count() == 1
 
 
-async def socket_outcome(path: str, token: str) -> tuple[bool, int | None]:
+async def socket_outcome(path: str, token: str, *, refused: bool) -> tuple[bool, int | None]:
     socket = WebsocketCommunicator(application, path, headers=[(b"authorization", f"Bearer {token}".encode())])
+    if refused:
+        return await connect_refused(socket)
     outcome = await socket.connect(timeout=10)
     await socket.disconnect()
     return outcome
@@ -152,9 +155,9 @@ def test_another_projects_ids_close_every_websocket_with_4404(project_a, outside
         # the sockets name their object by kind: sessions, replays, tuning jobs
         kind = "tuning" if route.startswith("ws/tuning") else "replay" if route.startswith("ws/replays") else "session"
         path = concrete_path(route, {p: project_a[kind] for p in parameters})
-        outcome = async_to_sync(socket_outcome)(path, outsider["token"])
+        outcome = async_to_sync(socket_outcome)(path, outsider["token"], refused=bool(parameters))
         # a route with no id (the health echo) only asks who connects
-        assert outcome == ((False, CLOSE_NOT_FOUND) if parameters else (True, None)), (route, outcome)
+        assert outcome == ((True, CLOSE_NOT_FOUND) if parameters else (True, None)), (route, outcome)
         routes.add(route.split("/")[1])
     assert routes == {"ping", "replays", "ingest", "sessions", "tuning"}
 

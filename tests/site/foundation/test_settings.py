@@ -81,7 +81,7 @@ def test_it_uses_postgresql_and_redis_in_the_full_mode(tmp_path):
     assert s["LOOPGUARD_EMBEDDED"] is False
     assert s["DATABASES"] == {
         "default": {
-            "ENGINE": "django.db.backends.postgresql",
+            "ENGINE": "loopguard_site.postgresql",
             "NAME": "lgdb",
             "USER": "lg",
             "PASSWORD": "p@ss",

@@ -20,6 +20,7 @@ from tests.browser import chromium_driver, daphne_live_server  # noqa: F401 (fix
 from tests.lab_server import lab  # noqa: F401 (fixture)
 from tests.members import member, project_token
 from tests.shared_paths import shared_path
+from tests.sockets import connect_refused  # noqa: F401 (the live tests import it from here)
 
 TIMEOUT = 10  # seconds a socket may take to answer before the test fails
 LOOP_ROW = "ae-qwen15-1.8b-agile-numbered"  # "4. Agile\n5. Agile\n...", Qwen1.5-1.8B-Chat
@@ -107,14 +108,6 @@ async def connected(socket: WebsocketCommunicator) -> dict:
     outcome = await socket.connect(timeout=TIMEOUT)
     assert outcome == (True, None), outcome
     return await socket.receive_json_from(timeout=TIMEOUT)
-
-
-async def connect_refused(socket: WebsocketCommunicator) -> tuple:
-    """The handshake's outcome, for a socket the server refuses; then the
-    disconnect that lets the consumer finish (rather than being cancelled)."""
-    outcome = await socket.connect(timeout=TIMEOUT)
-    await socket.disconnect()
-    return outcome
 
 
 async def receive(socket: WebsocketCommunicator, count: int) -> list[dict]:

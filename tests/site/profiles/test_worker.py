@@ -14,6 +14,7 @@ from loopguard_site.profiles.models import TuningJob
 from loopguard_site.profiles.services import profiles_import
 from tests.members import project_token
 from tests.site.review.conftest import token_client
+from tests.sockets import connect_refused
 
 from .conftest import LOOSE_TOML, labelled_sessions
 
@@ -87,6 +88,6 @@ def test_it_refuses_a_socket_without_a_token_or_for_an_unknown_job(live_services
 
     async def scenario() -> tuple:
         socket = WebsocketCommunicator(application, path.replace("JOB", str(job.pk)), headers=headers)
-        return await socket.connect(timeout=10)
+        return await connect_refused(socket)
 
-    assert async_to_sync(scenario)() == (False, refusal)
+    assert async_to_sync(scenario)() == (True, refusal)

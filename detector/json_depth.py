@@ -1,0 +1,114 @@
+"""How deeply a JSON text nests, found without parsing it.
+
+JSON nested hundreds of levels deep parses, but every recursive walk of it
+afterwards (tool-call keys, storage checks, drawing) may hit Python's
+recursion limit, in one place and not another. So the lab refuses such a
+text before anything recursive sees it (LOOPGUARD_MAX_JSON_DEPTH). The scan
+is iterative and runs at C speed: strings are cut out with one regular
+expression, then the brackets left are summed (`itertools.accumulate`).
+Only a text that is too deep is walked again, token by token, to say where.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from itertools import accumulate
+
+DEFAULT_MAX_DEPTH = 64
+
+# a JSON string (never spans a line); what is not one cannot hide a bracket
+_STRING = re.compile(r'"(?:[^"\\\n]++|\\.)*+"')
+_STRING_BYTES = re.compile(rb'"(?:[^"\\\n]++|\\.)*+"')
+_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in _STEP)
+_TOKEN = re.compile(r'"(?:[^"\\\n]++|\\.)*+"|[\[\]{}:,\n]|[^"\[\]{}:,\n\s]+')
+
+
+@dataclass(frozen=True)
+class DepthProblem:
+    """Where a text first nests past the limit: its line (from 1) and the
+    path of the value there (`events[0].arguments.a`, as far as known)."""
+
+    depth: int
+    line: int
+    path: str
+
+    def __str__(self) -> str:
+        where = f" at {self.path}" if self.path else ""
+        return f"JSON nested deeper than {self.depth - 1} levels{where}"
+
+
+def json_max_depth(text: str | bytes) -> int:
+    """The deepest nesting of arrays and objects in `text` (0 for a scalar).
+
+    >>> json_max_depth('{"a": [1, {"b": "]]]"}]}')
+    3
+    """
+    if isinstance(text, bytes):
+        stripped = _STRING_BYTES.sub(b"", text)
+    else:
+        stripped = _STRING.sub("", text).encode("utf-8", "surrogatepass")
+    brackets = stripped.translate(None, _NOT_BRACKETS)
+    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
+
+
+def json_depth_at(text: str, position: int) -> int:
+    """The nesting depth at `position` of `text` (outside a string there).
+
+    >>> json_depth_at('{"a": {"seq": 1}, "seq": 2}', 19)
+    1
+    """
+    prefix = _STRING.sub("", text[:position]).encode("utf-8", "surrogatepass").translate(None, _NOT_BRACKETS)
+    return sum(map(_STEP.__getitem__, prefix))
+
+
+def json_depth_problem(text: str | bytes, limit: int) -> DepthProblem | None:
+    """None if `text` nests `limit` levels or fewer; otherwise where it first
+    goes deeper."""
+    if json_max_depth(text) <= limit:
+        return None
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    return _locate(text, limit)
+
+
+def _locate(text: str, limit: int) -> DepthProblem:
+    """Walk the tokens (iteratively) to the first bracket past `limit`,
+    keeping the path of keys and indexes that leads there."""
+    line = 1
+    stack: list[list] = []  # per open container: [key or index, is_object, expecting_key]
+    last_string = None
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        if token == "\n":
+            line += 1
+        elif token in ("[", "{"):
+            if len(stack) == limit:
+                return DepthProblem(depth=limit + 1, line=line, path=_path(stack))
+            stack.append([None if token == "{" else 0, token == "{", token == "{"])
+        elif token in ("]", "}"):
+            if stack:
+                stack.pop()
+        elif token == ":":
+            if stack and stack[-1][1]:
+                stack[-1][0], stack[-1][2] = last_string, False
+        elif token == ",":
+            if stack:
+                if stack[-1][1]:
+                    stack[-1][2] = True
+                else:
+                    stack[-1][0] += 1
+        elif token.startswith('"'):
+            last_string = token[1:-1]
+    return DepthProblem(depth=limit + 1, line=line, path=_path(stack))  # unbalanced text: what is known
+
+
+def _path(stack: list[list]) -> str:
+    path = ""
+    for key, is_object, _ in stack:
+        if is_object:
+            path += f".{key}" if path else str(key)
+        else:
+            path += f"[{key}]"
+    return path
