@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 
 HELP = "run the lab web app (Daphne, and the Celery worker when embedded); --demo loads demo sessions"
 
@@ -22,6 +23,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # A shell starts background jobs with SIGINT ignored, and Twisted then
+    # leaves it so: Ctrl-C (or `kill -INT`) must stop the lab however started.
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     # Daphne installs Twisted's asyncio reactor on import; it must come before
     # anything else imports Twisted.
     from daphne.endpoints import build_endpoint_description_strings

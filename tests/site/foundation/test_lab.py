@@ -150,3 +150,22 @@ def test_lab_is_a_loopguard_subcommand():
 
     assert result.returncode == 0
     assert "--demo" in result.stdout and "--port" in result.stdout and "--host" in result.stdout
+
+
+def test_ctrl_c_stops_it_when_started_as_a_background_job(tmp_path):
+    # A non-interactive shell starts `cmd &` with SIGINT ignored; the lab
+    # still stops on it (before, it served on until killed).
+    lab = subprocess.Popen(
+        [LOOPGUARD, "lab", "--port", "0"],
+        env=embedded_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )  # fmt: skip
+    try:
+        read_until_url(lab)
+        lab.send_signal(signal.SIGINT)
+        rest, _ = lab.communicate(timeout=60)
+    finally:
+        lab.kill()
+
+    assert rest.splitlines()[-1] == "LoopGuard lab stopped"
+    assert lab.returncode == 0
