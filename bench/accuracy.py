@@ -26,7 +26,7 @@ from detector.evaluation import CorpusRow, Score, percentile, read_corpus, score
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
 PROFILES = ("default", "seed000", "gemini")
 # Detectors that read text channels; the rest of `default` are the tool detectors.
-TEXT_DETECTORS = ("text_loop", "content_chanting", "reasoning_checkpoint")
+TEXT_DETECTORS = ("text_loop", "near_duplicate", "content_chanting", "reasoning_checkpoint")
 QUICK_FULL_FILE = "real_small.jsonl"
 QUICK_STRIDE = 10
 

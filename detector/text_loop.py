@@ -40,6 +40,12 @@ from .text_blocks import BlockCycleFinder
 @dataclass(frozen=True)
 class TextLoopParams:
     unit_max_chars: int = param(32, low=8, high=64, step=4, doc="longest unit the character-level check looks for")
+    long_unit_max_chars: int = param(
+        3200, low=400, high=6000, step=200, doc="longest unit the character-level check looks for past unit_max_chars"
+    )
+    grid_min_rows: int = param(
+        32, low=8, high=100, step=4, doc="copies a letter-free line (a grid's or table's row) needs"
+    )
     unit_min_copies: int = param(4, low=3, high=10, step=1, doc="copies a short unit needs at least")
     unit_region_chars: int = param(
         40, low=16, high=160, step=8, doc="characters a short-unit run must cover (units with a letter)"
@@ -53,6 +59,15 @@ class TextLoopParams:
     line_min_copies: int = param(4, low=2, high=8, step=1, doc="copies a cycle of one whole line needs at least")
     counter_min_copies: int = param(
         5, low=3, high=10, step=1, doc="copies a cycle whose numbers count up needs at least"
+    )
+    table_min_copies: int = param(
+        25, low=10, high=60, step=5, doc="copies a counter whose numbers each keep their own step needs"
+    )
+    template_min_copies: int = param(
+        10, low=5, high=30, step=1, doc="copies a cycle of records (two lines or more) whose numbers change needs"
+    )
+    two_copy_chars: int = param(
+        300, low=100, high=1000, step=50, doc="a copy shorter than this needs a third copy to be a loop"
     )
     block_region_chars: int = param(
         160, low=40, high=800, step=20, doc="characters a block cycle must cover (copies with a letter)"
