@@ -10,21 +10,43 @@ whitespace, and after the CJK marks `。！？；，、：`; a list number such 
 first whitespace `block_weak_cut_chars` visible characters in (so hashtag
 walls and comma-free word lists still form blocks) and hard-cut at
 `block_max_chars`. A block's key is its text without surrounding
-whitespace and without a leading list number (markup, as seed 000's type 2
-strips it); when the block has two letters or more, its digit runs become
-"0" (counters). Blocks of whitespace join the next block. Keys go through
+whitespace and without a list number at its very start ("12. ", "3) ",
+"**12.** ", "## 12. ": markup, as seed 000's type 2 strips it; never "2) "
+inside "(fen2) at"), its digit runs masked to "0". Blocks of whitespace
+join the next block. Keys go through
 the one generic period finder (`PeriodTracker`).
 
 Threshold by the size of one copy: a run of period p blocks, one copy
 `span` characters long, fires once it holds `block_min_copies` copies and
 covers `block_region_chars` characters (`symbol_region_chars` visible,
 non-blank characters when the copy has no letter: table rules, ASCII art).
-So a paragraph of 160 characters or more fires at its second copy while
-"Wait," would need 27; a copy that is one whole line needs
-`line_min_copies` (code and tables repeat a line now and then). A cycle whose copies differ in their numbers (a
-counter) needs `counter_min_copies` copies, and its numbers must step
-evenly by one common step. Once fired the finder stays quiet while the same
-run grows; a broken run re-arms it.
+A copy shorter than `two_copy_chars` needs a third copy: a reference or a
+list item said twice is a slip. So a paragraph of 300 characters or more
+fires at its second copy, a 60-character sentence at its third, "Wait,"
+only after 27; a copy that is one whole line needs `line_min_copies` (code
+and tables repeat a line now and then), and a letter-free line (a grid's
+row: an all-zero board) `grid_min_rows`.
+
+Numbers are masked in keys (a lone number, "1, 2, 3, …", is a count and
+kept). Copies that differ only in their numbers are weaker evidence than
+exact ones; the ambiguous classes are decided by length and evidence:
+
+- a counter whose numbers all step by one common step ("Episode 4, 5, 6")
+  needs `counter_min_copies` copies;
+- one whose positions each keep their own step ("(fen7) at (14,0)") is as
+  regular as a times or conversion table, which stops after a few dozen
+  rows: it needs `table_min_copies`;
+- a copy of two lines or more is a record (a config entry `worker1` …
+  `worker8`, a plan's week, a timetable's day): legitimate enumerations of
+  records are short, so a record cycle needs `template_min_copies` copies,
+  and then fires whether or not its numbers count (shuffled timetables,
+  minutes that vary from week to week);
+- a one-line copy whose numbers do not count (a training log, a CSV
+  table) never fires on its numbers alone, nor does a multiple of it (two
+  epochs of a log are no record).
+
+Once fired the finder stays quiet while the same run grows; a broken run
+re-arms it.
 
 Cost: a chunk without a boundary is an append and a set-disjointness test;
 a boundary costs O(block) to build the key plus the period finder's push
