@@ -127,8 +127,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="10 KB and 100 KB streams only")
     parser.add_argument("--rounds", type=int, default=3, help="times each row is run; the fastest counts (default 3)")
+    parser.add_argument("--max-chars", type=int, default=max(SIZES.values()), help="longest stream (default 10 MB)")
     args = parser.parse_args(argv)
-    sizes = {k: v for k, v in SIZES.items() if not args.quick or v <= 100_000}
+    sizes = {k: v for k, v in SIZES.items() if (not args.quick or v <= 100_000) and v <= args.max_chars}
     streams = corpus_texts(max(sizes.values()))
     runners = {"bare append": None, "monitor only": Profile("none", {})}
     runners.update({name: name for name in PROFILES})

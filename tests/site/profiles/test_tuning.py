@@ -22,7 +22,7 @@ BEFORE = {
     "recall": 1.0,
     "f1": 6 / 7,
     "median_delay": 2.0,
-    "p90_delay": 215.60000000000002,
+    "p90_delay": 323.6,  # the text loop is caught at its third copy (issue 19: under 300 characters)
 }
 
 
