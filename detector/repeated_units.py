@@ -16,9 +16,15 @@ must cover `symbol_region_chars`, since such runs are common in legitimate
 output. Once fired, the finder stays quiet while the tail keeps the same
 period, and may fire again after the run breaks.
 
+When no short unit is found, the same check looks for a long one (up to
+`long_unit_max_chars`): the last 32 characters searched backwards within
+that distance, at most `LONG_CANDIDATES` periods tried; three copies under
+`two_copy_chars`, two from there on (`_check_long`).
+
 Cost: O(1) per chunk (an append) except at a check, which costs
 O(window) in C plus a few Python steps, once per `unit_check_every`
-characters. Memory: the window, a few hundred characters.
+characters. Memory: the window, 2 × `long_unit_max_chars` characters
+plus a few hundred.
 """
 
 from __future__ import annotations

@@ -12,16 +12,22 @@ Two finders run side by side on each channel:
 
 Both implement LoopGuard's own reading of seed 000 (types 3, 1 and 2) and
 beat it: no checkpoints, thresholds that fall as the unit grows (a
-paragraph of 160 characters or more is a loop at its second copy, a
-40-character sentence at its fourth, "Wait," only after 27 copies), and
+passage of 300 characters or more is a loop at its second copy, a
+60-character sentence at its third, "Wait," only after 27 copies), and
 letter-free units (table rules, ASCII art, digits) held to a longer
-region. A loop is reported once, by whichever finder sees it first; the
+region, a letter-free line (a grid's row) to `grid_min_rows` copies. The
+character-level finder also takes units past `unit_max_chars`, up to
+`long_unit_max_chars` (formulas and call chains with no space to cut them
+into blocks, passages of more blocks than `block_max_period`). Reworded
+copies are `near_duplicate`'s. A loop is reported once, by whichever finder sees it first; the
 other finder stays quiet while that region goes on. A loop does not span a
 turn: a `turn` event resets both channels (offsets keep counting).
 
 Cost per event: O(chunk) plus, at a block boundary, O(block +
 block_max_period), and at a unit check O(window); memory per channel is
-bounded by the parameters (a few KB), whatever the stream length.
+bounded by the parameters (a window of 2 × `long_unit_max_chars`
+characters and a ring of 64 × `template_min_copies` blocks), whatever
+the stream length.
 """
 
 from __future__ import annotations
