@@ -6,8 +6,11 @@ a `Monitor` in 4-character `content`/`reasoning` deltas; each `feed` call is
 timed alone. Three streams: `content` and `thinking` (the corpus's normal
 content and reasoning rows, concatenated, fed on their channel) and
 `looping` (its loop content rows, concatenated); 10 MB on `content` only.
-Beside them: a bare loop that only appends the same chunks to a list (timed
-the same way), and a monitor with no detectors (the monitor's own cost).
+Beside them: a bare loop that only builds the event dicts and appends them
+to a list (timed the same way), and a monitor with no detectors (the
+monitor's own cost). Two means per row: `mean µs` over the chunks timed one
+by one, and `loop µs`, the whole loop timed once (total feed time divided by
+chunks, with no timer inside), with its ratio to the bare loop's.
 Peak memory per stream (up to 1 MB) is measured apart with tracemalloc (it
 slows the run down, so not while timing), after the stream's text is
 already in memory.
@@ -82,6 +85,17 @@ def time_chunks(feed, text: str, channel: str) -> list[int]:
     return costs
 
 
+def loop_mean(feed, text: str, channel: str) -> float:
+    """µs per chunk of the whole loop timed once (total feed time / chunks):
+    no timer inside, so the mean carries neither the timer's cost nor its
+    rounding; the loop builds each event dict, as a caller does."""
+    clock = time.perf_counter_ns
+    start = clock()
+    for i in range(0, len(text), CHUNK):
+        feed({"type": channel, "text": text[i : i + CHUNK]})
+    return (clock() - start) / 1000 / -(-len(text) // CHUNK)
+
+
 def peak_memory(make_monitor, text: str, channel: str) -> int:
     """Peak bytes allocated while a fresh monitor reads `text`."""
     gc.collect()
@@ -103,24 +117,24 @@ def warm_up(streams: dict[str, tuple[str, str]], profiles: list) -> None:
 
 
 def bare_feed():
-    chunks: list[str] = []
-    append = chunks.append
-    return lambda event: append(event["text"])
+    events: list[dict] = []
+    return events.append
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="10 KB and 100 KB streams only")
     parser.add_argument("--rounds", type=int, default=3, help="times each row is run; the fastest counts (default 3)")
+    parser.add_argument("--max-chars", type=int, default=max(SIZES.values()), help="longest stream (default 10 MB)")
     add_corpus_argument(parser)
     args = parser.parse_args(argv)
-    sizes = {k: v for k, v in SIZES.items() if not args.quick or v <= 100_000}
+    sizes = {k: v for k, v in SIZES.items() if (not args.quick or v <= 100_000) and v <= args.max_chars}
     streams = corpus_texts(max(sizes.values()), args.corpus)
     runners = {"bare append": None, "monitor only": Profile("none", {})}
     runners.update({name: name for name in PROFILES})
     header = (
         f"{'stream':<8} {'size':>6}  {'profile':<13} {'median µs':>9} {'slowest':>8} {'mean µs':>8} {'MB/s':>7}"
-        f" {'× bare':>7} {'peak KB':>8}"
+        f" {'× bare':>7} {'loop µs':>8} {'loop max':>8} {'× bare':>7} {'peak KB':>8}"
     )
     warm_up(streams, [p for p in runners.values() if p is not None])
     print(header)
@@ -130,13 +144,16 @@ def main(argv: list[str] | None = None) -> int:
             if size > LONGEST_FOR_ALL and stream != "content":
                 continue  # keeps the default run short: the content stream covers 10 MB
             text = full_text[:size]
-            bare_median = None
+            bare_median = bare_loop = None
             for name, profile in runners.items():
                 if size > LONGEST_FOR_ALL and name == "monitor only":
                     continue
                 feed = bare_feed if profile is None else lambda p=profile: Monitor(p).feed
                 median, costs, slowest = float("inf"), [], 0.0
+                loop, loop_max = float("inf"), 0.0
                 for _ in range(args.rounds):
+                    round_loop = loop_mean(feed(), text, channel)
+                    loop, loop_max = min(loop, round_loop), max(loop_max, round_loop)
                     round_costs = time_chunks(feed(), text, channel)
                     round_median = statistics.median(round_costs) / 1000
                     slowest = max(slowest, round_median)
@@ -147,11 +164,13 @@ def main(argv: list[str] | None = None) -> int:
                     peak = peak_memory(lambda p=profile: Monitor(p), text, channel)
                 mean = statistics.fmean(costs) / 1000
                 bare_median = bare_median or median
+                bare_loop = bare_loop or loop
                 mb_per_s = len(text) / (sum(costs) / 1e9) / 1e6
                 peak_text = "-" if peak is None else f"{peak / 1024:,.0f}"
                 print(
                     f"{stream:<8} {size_name:>6}  {name:<13} {median:>9.2f} {slowest:>8.2f} {mean:>8.2f}"
-                    f" {mb_per_s:>7.2f} {median / bare_median:>7.1f} {peak_text:>8}",
+                    f" {mb_per_s:>7.2f} {median / bare_median:>7.1f} {loop:>8.2f} {loop_max:>8.2f}"
+                    f" {loop / bare_loop:>7.1f} {peak_text:>8}",
                     flush=True,
                 )
             print()
@@ -159,7 +178,10 @@ def main(argv: list[str] | None = None) -> int:
         f"µs per {CHUNK}-character chunk, each feed timed alone (the timer's own cost is in every row);"
         f" each row run {args.rounds} times with a fresh monitor, the round with the lowest median shown"
         " (median, mean, MB/s), `slowest`: the highest round median (the machine's speed varies,"
-        " slowing whole rounds); MB/s: million characters per second of feed time; peak KB: tracemalloc's peak"
+        " slowing whole rounds); MB/s: million characters per second of feed time; `loop µs`: the whole loop"
+        " (building each event dict and feeding it) timed once, divided by the chunks, fastest round, `loop max`"
+        " its slowest round, `× bare` beside it against the bare loop's (which builds the dicts and appends them)"
+        " in the same run; peak KB: tracemalloc's peak"
         f" while a fresh monitor reads the stream, measured up to {MEMORY_CHARS:,} characters (tracemalloc is slow)."
     )
     return 0

@@ -10,6 +10,7 @@ from .base import Detector
 from .content_chanting import ContentChanting
 from .health import StreamHealth
 from .llm_judge import LLMJudge
+from .near_duplicate import NearDuplicate
 from .question_dedup import QuestionDedup
 from .reasoning_checkpoint import ReasoningCheckpoint
 from .repeated_failure import RepeatedFailure
@@ -20,7 +21,7 @@ from .tool_outcomes import ToolOutcomes
 from .tool_repetition import ToolRepetition
 from .truncation import Truncation
 
-DETECTOR_CLASSES: tuple[type[Detector], ...] = (ContentChanting, ReasoningCheckpoint, TextLoopDetector)
+DETECTOR_CLASSES: tuple[type[Detector], ...] = (ContentChanting, ReasoningCheckpoint, TextLoopDetector, NearDuplicate)
 # Agent-loop detectors (seeds 001-004).
 DETECTOR_CLASSES += (ToolRepetition, ToolOutcomes, Truncation, ToolIntent)
 DETECTOR_CLASSES += (ToolDedup, RepeatedFailure, BackoffAdvice, StreamHealth)

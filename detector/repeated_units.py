@@ -16,9 +16,15 @@ must cover `symbol_region_chars`, since such runs are common in legitimate
 output. Once fired, the finder stays quiet while the tail keeps the same
 period, and may fire again after the run breaks.
 
+When no short unit is found, the same check looks for a long one (up to
+`long_unit_max_chars`): the last 32 characters searched backwards within
+that distance, at most `LONG_CANDIDATES` periods tried; three copies under
+`two_copy_chars`, two from there on (`_check_long`).
+
 Cost: O(1) per chunk (an append) except at a check, which costs
 O(window) in C plus a few Python steps, once per `unit_check_every`
-characters. Memory: the window, a few hundred characters.
+characters. Memory: the window, 2 × `long_unit_max_chars` characters
+plus a few hundred.
 """
 
 from __future__ import annotations
@@ -29,6 +35,24 @@ from .repeated_region import RepeatedRegion
 
 LETTER = re.compile(r"[^\W\d_]")
 KEY_CHARS = 8  # tail characters searched backwards to propose a period
+MARKUP = re.compile(r"&[a-zA-Z]+;|\\[a-zA-Z]+")
+LINE_BREAK = re.compile(r"\s*\n\s*")
+LONG_KEY_CHARS = 32  # the same for a long unit: rarer in normal text, so fewer candidates
+LONG_CANDIDATES = 8  # long periods tried per check, nearest first: bounded work
+
+
+def lines_around(unit: str) -> int:
+    """How many lines a unit repeated back to back spans: its line breaks,
+    blank lines included in the break around them, read around the circle
+    (a rotated row "0, 0],\n[0," is one line, as is a divider "# ---\n\n").
+
+    >>> lines_around("0, 0],\n[0,"), lines_around("# ---\n\n"), lines_around("a\nb\n"), lines_around("ab")
+    (1, 1, 2, 0)
+    """
+    breaks = len(LINE_BREAK.findall(unit))
+    if breaks > 1 and unit[0].isspace() and unit[-1].isspace():
+        breaks -= 1  # the break at the end goes on at the start
+    return breaks
 
 
 class ShortUnitFinder:
@@ -38,8 +62,14 @@ class ShortUnitFinder:
 
     def __init__(self, params) -> None:
         self.params = params
-        most_copies = max(params.unit_min_copies, params.unit_region_letters)
-        longest = max(params.unit_max_chars * most_copies, params.unit_region_chars, params.symbol_region_chars)
+        most_copies = max(params.unit_min_copies, params.unit_region_letters, params.grid_min_rows)
+        longest = max(
+            params.unit_max_chars * most_copies,
+            params.unit_region_chars,
+            params.symbol_region_chars,
+            3 * params.two_copy_chars,
+            2 * params.long_unit_max_chars,
+        )
         # The whole run must still be in the window when it is first found.
         self.window_chars = longest + params.unit_check_every + 2 * params.unit_max_chars
         self.reset()
@@ -73,7 +103,14 @@ class ShortUnitFinder:
     def _required_chars(self, unit: str) -> int:
         """Characters a run of `unit` must cover to be a loop."""
         params = self.params
-        letters = len(LETTER.findall(unit))
+        # Letters of markup (`&nbsp;`, `\quad`) are layout, not words; the unit
+        # may start inside a token ("nbsp;&"), so it is read three times over.
+        letters = len(LETTER.findall(MARKUP.sub("", unit * 3))) // 3
+        rows = lines_around(unit)
+        if letters == 0 and rows:
+            # Rows of a grid or a table (an all-zero board, empty cells): grids
+            # of a few dozen rows are common.
+            return max(params.symbol_region_chars, params.grid_min_rows * len(unit) // rows)
         if letters == 0 or len(unit) == 1:
             return max(params.symbol_region_chars, params.unit_min_copies * len(unit))
         copies = max(
@@ -100,13 +137,12 @@ class ShortUnitFinder:
             return None
         key = window[-KEY_CHARS:]
         end = size - 1
+        lowest = max(0, size - KEY_CHARS - self.params.unit_max_chars)
         while True:
-            found = window.rfind(key, 0, end)
+            found = window.rfind(key, lowest, end)
             if found < 0:
-                return None
+                return self._check_long(window, position)
             p = size - KEY_CHARS - found
-            if p > self.params.unit_max_chars:
-                return None
             unit = window[-p:]
             # A unit that is itself a repeat ("ZZ") belongs to its smaller period.
             primitive = (unit + unit).find(unit, 1) == p
@@ -114,6 +150,37 @@ class ShortUnitFinder:
             if primitive and need <= size and window[size - need + p :] == window[size - need : size - p]:
                 return self._region(window, position, p)
             end = found + KEY_CHARS - 1
+
+    def _check_long(self, window: str, position: int) -> RepeatedRegion | None:
+        """A unit longer than `unit_max_chars`: a formula or call chain with no
+        space to cut it into blocks, or a passage of more blocks than the block
+        check's period limit. Under `two_copy_chars` it needs three whole
+        copies, from there on two: part of a long passage said again verbatim
+        is common in normal answers (a second method repeating the first one's
+        steps, a translation, a quoted paragraph), so the whole second copy
+        must be there."""
+        params = self.params
+        size = len(window)
+        if size < 2 * LONG_KEY_CHARS:
+            return None
+        key = window[-LONG_KEY_CHARS:]
+        lowest = max(0, size - LONG_KEY_CHARS - params.long_unit_max_chars)
+        end = size - params.unit_max_chars - 1
+        for _ in range(LONG_CANDIDATES):
+            found = window.rfind(key, lowest, end)
+            if found < 0:
+                return None
+            p = size - LONG_KEY_CHARS - found
+            need = (3 if p < params.two_copy_chars else 2) * p
+            if p < params.two_copy_chars and window.count("\n", size - p) == 1:
+                # One whole line: code, tables and tunes repeat a line now and then.
+                need = max(need, params.line_min_copies * p)
+            if not LETTER.search(window, size - p):
+                need = max(need, self._required_chars(window[-p:]))
+            if need <= size and window[size - need + p :] == window[size - need : size - p]:
+                return self._region(window, position, p)
+            end = found + LONG_KEY_CHARS - 1
+        return None
 
     def _region(self, window: str, position: int, p: int) -> RepeatedRegion:
         """The whole run of period `p` ending at the window's end."""

@@ -10,21 +10,43 @@ whitespace, and after the CJK marks `。！？；，、：`; a list number such 
 first whitespace `block_weak_cut_chars` visible characters in (so hashtag
 walls and comma-free word lists still form blocks) and hard-cut at
 `block_max_chars`. A block's key is its text without surrounding
-whitespace and without a leading list number (markup, as seed 000's type 2
-strips it); when the block has two letters or more, its digit runs become
-"0" (counters). Blocks of whitespace join the next block. Keys go through
+whitespace and without a list number at its very start ("12. ", "3) ",
+"**12.** ", "## 12. ": markup, as seed 000's type 2 strips it; never "2) "
+inside "(fen2) at"), its digit runs masked to "0". Blocks of whitespace
+join the next block. Keys go through
 the one generic period finder (`PeriodTracker`).
 
 Threshold by the size of one copy: a run of period p blocks, one copy
 `span` characters long, fires once it holds `block_min_copies` copies and
 covers `block_region_chars` characters (`symbol_region_chars` visible,
 non-blank characters when the copy has no letter: table rules, ASCII art).
-So a paragraph of 160 characters or more fires at its second copy while
-"Wait," would need 27; a copy that is one whole line needs
-`line_min_copies` (code and tables repeat a line now and then). A cycle whose copies differ in their numbers (a
-counter) needs `counter_min_copies` copies, and its numbers must step
-evenly by one common step. Once fired the finder stays quiet while the same
-run grows; a broken run re-arms it.
+A copy shorter than `two_copy_chars` needs a third copy: a reference or a
+list item said twice is a slip. So a paragraph of 300 characters or more
+fires at its second copy, a 60-character sentence at its third, "Wait,"
+only after 27; a copy that is one whole line needs `line_min_copies` (code
+and tables repeat a line now and then), and a letter-free line (a grid's
+row: an all-zero board) `grid_min_rows`.
+
+Numbers are masked in keys (a lone number, "1, 2, 3, …", is a count and
+kept). Copies that differ only in their numbers are weaker evidence than
+exact ones; the ambiguous classes are decided by length and evidence:
+
+- a counter whose numbers all step by one common step ("Episode 4, 5, 6")
+  needs `counter_min_copies` copies;
+- one whose positions each keep their own step ("(fen7) at (14,0)") is as
+  regular as a times or conversion table, which stops after a few dozen
+  rows: it needs `table_min_copies`;
+- a copy of two lines or more is a record (a config entry `worker1` …
+  `worker8`, a plan's week, a timetable's day): legitimate enumerations of
+  records are short, so a record cycle needs `template_min_copies` copies,
+  and then fires whether or not its numbers count (shuffled timetables,
+  minutes that vary from week to week);
+- a one-line copy whose numbers do not count (a training log, a CSV
+  table) never fires on its numbers alone, nor does a multiple of it (two
+  epochs of a log are no record).
+
+Once fired the finder stays quiet while the same run grows; a broken run
+re-arms it.
 
 Cost: a chunk without a boundary is an append and a set-disjointness test;
 a boundary costs O(block) to build the key plus the period finder's push
@@ -40,7 +62,7 @@ from collections import deque
 
 from .period import PeriodTracker
 from .repeated_region import RepeatedRegion
-from .repeated_units import LETTER
+from .repeated_units import LETTER, lines_around
 
 # A newline, ASCII sentence/clause punctuation followed by whitespace, or a CJK mark.
 STRONG_BOUNDARY = re.compile(r"\n|[.!?;:,](?=\s)|[。！？；，、：]")
@@ -49,14 +71,17 @@ ASCII_MARKS = frozenset(".!?;:,")
 BOUNDARY_CHARS = frozenset("\n。！？；，、：") | ASCII_MARKS
 WHITESPACE = re.compile(r"\s")
 DIGITS = re.compile(r"\d+")
-LIST_NUMBER = re.compile(r"\s*(?:\d+|[a-zA-Z]|[ivxIVX]+)\.")
+# The end of a line with text: a copy holding two is two lines or more, however it is rotated.
+LINE_END = re.compile(r"\S[ \t]*\n")
+# Markdown emphasis or a heading may open a list number ("**12.", "## 12.").
+LIST_MARKUP = r"(?:#{1,6} +|\*\*|__)?"
+LIST_NUMBER = re.compile(r"\s*" + LIST_MARKUP + r"(?:\d+|[a-zA-Z]|[ivxIVX]+)\.")
 # A block start that is a list number, whitespace and text with no boundary mark.
 LISTED_START = re.compile(LIST_NUMBER.pattern + r"\s[^" + re.escape("".join(sorted(BOUNDARY_CHARS))) + "]*")
-LIST_NUMBER_CHARS = 8  # longer blocks are not checked for being a list number but where they end
-LEADING_LIST_NUMBER = re.compile(r"\d+[.)]\s+")
-# Numbers count only in blocks with at least two letters: "Episode 5", "第5集",
-# not "56 x 5 = 280" or table cells.
-TWO_LETTERS = re.compile(r"[^\W\d_].*?[^\W\d_]", re.DOTALL)
+LIST_NUMBER_CHARS = 12  # longer blocks are not checked for being a list number but where they end
+# An ordered-list number at the very start of a block ("12. ", "3) ",
+# "**12.** ", "## 12. "), never one inside it ("(fen2) at").
+LEADING_LIST_NUMBER = re.compile(LIST_MARKUP + r"\d+[.)](?:\*\*|__)?\s+")
 
 
 # One block of the stream, a plain tuple (START, RAW, LEAD, BODY): cheap to
@@ -101,9 +126,13 @@ class BlockCycleFinder:
     def reset(self) -> None:
         params = self.params
         self._tracker.reset()
-        # Enough blocks for the longest run that can be needed to fire.
+        # Enough blocks for the longest run that can be needed to fire (a
+        # table's run, `table_min_copies` long, only for periods that fit).
         longest = max(
-            params.block_max_period * max(params.block_min_copies, params.line_min_copies, params.counter_min_copies),
+            params.block_max_period
+            * max(
+                params.block_min_copies, params.line_min_copies, params.counter_min_copies, params.template_min_copies
+            ),
             params.symbol_region_chars,
             params.block_region_chars,
         )
@@ -230,9 +259,13 @@ class BlockCycleFinder:
         self._block_start = end
         # An ordered-list number is markup (seed 000 type 2 strips it); other
         # numbers are content, masked only in blocks with words (counters).
-        number = LEADING_LIST_NUMBER.search(stripped)
-        body = stripped[: number.start()] + stripped[number.end() :] if number else stripped
-        key = DIGITS.sub("0", body) if DIGITS.search(body) and TWO_LETTERS.search(body) else body
+        number = LEADING_LIST_NUMBER.match(stripped)
+        body = stripped[number.end() :] if number else stripped
+        # Numbers are masked ("Episode 5", "第5集", "M16:", "a. 176", a grid's
+        # row "3 | 7 | 1") except a lone number: "1, 2, 3, …" is a count.
+        key, numbers = DIGITS.subn("0", body)
+        if numbers == 1 and not LETTER.search(body):
+            key = body
         self._tracker.push(hash(key))
         self._ring.append((start, raw, raw.find(stripped[0]), body))
         return self._evaluate(confirmed_at)
@@ -245,9 +278,16 @@ class BlockCycleFinder:
                 return None  # the reported run goes on
             self._active = 0
         last = ring[-1]
+        judged: list[int] = []
         for p in tracker.live_periods():
             length = tracker.run_length(p)
             if length < p * params.block_min_copies:
+                continue
+            # A multiple of a cycle judged already is no new evidence when its
+            # copies are that cycle's copies (two dividers, two epochs of a log).
+            multiple = [q for q in judged if p % q == 0]
+            judged.append(p)
+            if any(_same_copies(ring, q, p) for q in multiple):
                 continue
             span = _end(last) - ring[-p][START]  # characters in one copy
             blocks = list(ring)
@@ -257,13 +297,21 @@ class BlockCycleFinder:
                 # an ASCII-art box ("|        |") takes many rows to add up.
                 span, region_chars = len(copy_text) - len(WHITESPACE.findall(copy_text)), params.symbol_region_chars
                 # A divider is one line however many blank lines surround it.
-                one_line = "\n" in copy_text and "\n" not in copy_text.strip()
+                one_line = lines_around(copy_text) == 1
             else:
                 region_chars = params.block_region_chars
                 one_line = copy_text.count("\n") == 1
             # A single line said twice is common in code and tables; a passage
-            # of several sentences or lines said twice is not.
+            # of several sentences or lines, or a line of a paragraph's length
+            # (`two_copy_chars`), said twice is not.
+            one_line = one_line and span < params.two_copy_chars
             min_copies = params.line_min_copies if one_line else params.block_min_copies
+            if one_line and region_chars == params.symbol_region_chars:
+                # A letter-free line: a grid's or table's row (an all-zero board).
+                min_copies = params.grid_min_rows
+            if span < params.two_copy_chars:
+                # A reference or list item said twice is a slip, not a loop.
+                min_copies = max(min_copies, params.block_min_copies + 1)
             needed = max(p * min_copies, -(-region_chars * p // max(span, 1)))
             if length < needed:
                 continue
@@ -273,13 +321,29 @@ class BlockCycleFinder:
                 exact += 1
             if all(run[-j][BODY] == run[-j + p][BODY] for j in range(p + 1, needed + 1)):
                 return self._region(run[-exact:], p, at, "block_cycle")
-            # Copies differ in their numbers: a counter, weaker evidence than an
-            # exact copy; the numbers must step evenly from copy to copy.
-            needed = max(needed, p * params.counter_min_copies)
-            if length < needed or needed > len(blocks) or not _numbers_step_evenly(blocks[-needed:], p):
+            # Copies differ in their numbers: weaker evidence than an exact
+            # copy. A copy of two lines or more is a record (a config entry, a
+            # plan's week, a timetable's day): legitimate enumerations of
+            # records are short, so a record cycle needs `template_min_copies`
+            # copies, and then fires whether or not its numbers count.
+            record = not multiple and len(LINE_END.findall(copy_text)) >= 2
+            copies = params.template_min_copies if record else params.counter_min_copies
+            needed = max(needed, p * copies)
+            if length < needed or needed > len(blocks):
                 continue
-            counted = run if _numbers_step_evenly(run, p) else blocks[-needed:]
-            return self._region(counted, p, at, "counter_cycle")
+            steps = _counter_steps(blocks[-needed:], p)
+            if steps == 2:
+                # Each number keeps its own step: a computed table (times,
+                # conversions) is as regular, and stops after a few dozen rows.
+                needed = max(needed, p * params.table_min_copies)
+                if length < needed or needed > len(blocks):
+                    continue
+                steps = _counter_steps(blocks[-needed:], p)
+            if steps:
+                counted = run if _counter_steps(run, p) == steps else blocks[-needed:]
+                return self._region(counted, p, at, "counter_cycle")
+            if record:
+                return self._region(run, p, at, "template_cycle")
         return None
 
     def _region(self, blocks: list[Block], p: int, at: int, kind: str) -> RepeatedRegion:
@@ -299,20 +363,27 @@ class BlockCycleFinder:
         )
 
 
-def _numbers_step_evenly(blocks: list[Block], p: int) -> bool:
-    """A counter: from one copy to the next, each number changes by the same
-    amount all along the run, and every number that changes changes by one
-    common step ("Episode 4, 5, 6", "In 11-ball … the 11-ball"); not the
-    figures of a long division, a data table or a multiplication table."""
+def _same_copies(ring: deque[Block], q: int, p: int) -> bool:
+    """Whether the last `p` blocks are copies, word for word, of the `q` before them."""
+    return len(ring) >= p + q and all(ring[-j][BODY] == ring[-j - q][BODY] for j in range(1, p + 1))
+
+
+def _counter_steps(blocks: list[Block], p: int) -> int:
+    """How a counter's numbers step from one copy to the next: 0 when some
+    number does not change by the same amount all along the run (the figures
+    of a long division, a data table); 1 when every number that changes
+    changes by one common step ("Episode 4, 5, 6", "In 11-ball … the
+    11-ball"); 2 when each position keeps its own step ("(fen7) at (14,0)",
+    but also a times table: "56 x 3 = 168")."""
     numbers = [[int(n) for n in DIGITS.findall(block[BODY])] for block in blocks]
     position_steps: dict[int, list[int]] = {}
     common = set()
     for j in range(p, len(blocks)):
         now, before = numbers[j], numbers[j - p]
         if len(now) != len(before):
-            return False
+            return 0
         steps = [a - b for a, b in zip(now, before, strict=True)]
         if position_steps.setdefault(j % p, steps) != steps:
-            return False
+            return 0
         common.update(step for step in steps if step)
-    return len(common) == 1
+    return min(len(common), 2)

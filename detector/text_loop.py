@@ -12,16 +12,22 @@ Two finders run side by side on each channel:
 
 Both implement LoopGuard's own reading of seed 000 (types 3, 1 and 2) and
 beat it: no checkpoints, thresholds that fall as the unit grows (a
-paragraph of 160 characters or more is a loop at its second copy, a
-40-character sentence at its fourth, "Wait," only after 27 copies), and
+passage of 300 characters or more is a loop at its second copy, a
+60-character sentence at its third, "Wait," only after 27 copies), and
 letter-free units (table rules, ASCII art, digits) held to a longer
-region. A loop is reported once, by whichever finder sees it first; the
+region, a letter-free line (a grid's row) to `grid_min_rows` copies. The
+character-level finder also takes units past `unit_max_chars`, up to
+`long_unit_max_chars` (formulas and call chains with no space to cut them
+into blocks, passages of more blocks than `block_max_period`). Reworded
+copies are `near_duplicate`'s. A loop is reported once, by whichever finder sees it first; the
 other finder stays quiet while that region goes on. A loop does not span a
 turn: a `turn` event resets both channels (offsets keep counting).
 
 Cost per event: O(chunk) plus, at a block boundary, O(block +
 block_max_period), and at a unit check O(window); memory per channel is
-bounded by the parameters (a few KB), whatever the stream length.
+bounded by the parameters (a window of 2 × `long_unit_max_chars`
+characters and a ring of 64 × `template_min_copies` blocks), whatever
+the stream length.
 """
 
 from __future__ import annotations
@@ -40,6 +46,12 @@ from .text_blocks import BlockCycleFinder
 @dataclass(frozen=True)
 class TextLoopParams:
     unit_max_chars: int = param(32, low=8, high=64, step=4, doc="longest unit the character-level check looks for")
+    long_unit_max_chars: int = param(
+        3200, low=400, high=6000, step=200, doc="longest unit the character-level check looks for past unit_max_chars"
+    )
+    grid_min_rows: int = param(
+        32, low=8, high=100, step=4, doc="copies a letter-free line (a grid's or table's row) needs"
+    )
     unit_min_copies: int = param(4, low=3, high=10, step=1, doc="copies a short unit needs at least")
     unit_region_chars: int = param(
         40, low=16, high=160, step=8, doc="characters a short-unit run must cover (units with a letter)"
@@ -53,6 +65,15 @@ class TextLoopParams:
     line_min_copies: int = param(4, low=2, high=8, step=1, doc="copies a cycle of one whole line needs at least")
     counter_min_copies: int = param(
         5, low=3, high=10, step=1, doc="copies a cycle whose numbers count up needs at least"
+    )
+    table_min_copies: int = param(
+        25, low=10, high=60, step=5, doc="copies a counter whose numbers each keep their own step needs"
+    )
+    template_min_copies: int = param(
+        10, low=5, high=30, step=1, doc="copies a cycle of records (two lines or more) whose numbers change needs"
+    )
+    two_copy_chars: int = param(
+        300, low=100, high=1000, step=50, doc="a copy shorter than this needs a third copy to be a loop"
     )
     block_region_chars: int = param(
         160, low=40, high=800, step=20, doc="characters a block cycle must cover (copies with a letter)"

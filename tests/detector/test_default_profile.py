@@ -101,7 +101,7 @@ LOOP_SHAPES = [
     (
         "bullet pair",
         "Ideas:\n" + "* The nuclear fusion submarine carrier\n* The nuclear fusion aircraft carrier\n" * 5,
-        ("block_cycle", 7, 200, 200, 77, 2),
+        ("block_cycle", 7, 238, 238, 77, 3),
         "* The nuclear fusion submarine carrier\n* The nuclear fusion aircraft carrier\n",
     ),
     (
@@ -119,7 +119,7 @@ LOOP_SHAPES = [
     (
         "yaml step",
         "steps:\n" + "  - name: Deploy\n    uses: actions/deploy@v1\n    with:\n      host: ${{ secrets.HOST }}\n" * 4,
-        ("block_cycle", 9, 181, 181, 87, 2),
+        ("block_cycle", 9, 268, 268, 87, 3),
         "- name: Deploy\n    uses: actions/deploy@v1\n    with:\n      host: ${{ secrets.HOST }}\n  ",
     ),
     (
@@ -130,7 +130,7 @@ LOOP_SHAPES = [
             " he can defeat the dragon, but that is not escaping the room.\n\n"
         )
         * 3,
-        ("block_cycle", 8, 328, 329, 161, 2),
+        ("block_cycle", 8, 489, 490, 161, 3),
         "Alternatively, maybe the man can use the dragon to his advantage. If he goes into the dragon room,"
         " he can defeat the dragon, but that is not escaping the room.\n\n",
     ),
@@ -165,12 +165,11 @@ REAL_LOOPS_FROM_LABEL = [
     ("ae-qwen15-72b-zh-phrase", "short_unit", 5, 46),
     ("gh-llamafactory-5026-dui", "short_unit", 2, 60),
     ("gh-qwen3omni-4-zh-think-b-run", "short_unit", 2, 52),
-    ("gh-vscode-280585-gemini3-narration", "block_cycle", 67, 179),
-    ("ae-ghost7b-bullet-pair", "block_cycle", 77, 193),
-    ("ae-qwen15-1.8b-table-row", "block_cycle", 83, 332),
-    ("ae-phi2-cat-sentences", "block_cycle", 83, 166),
+    # A copy under 300 characters is a loop at its third copy, not its second.
+    ("gh-vscode-280585-gemini3-narration", "block_cycle", 67, 200),
+    ("ae-ghost7b-bullet-pair", "block_cycle", 77, 231),
     ("tli-r1qwen1.5b-para-pair-loop", "block_cycle", 428, 855),
-    ("gh-vllm-25977-qwen3-boxed", "block_cycle", 135, 269),
+    ("gh-vllm-25977-qwen3-boxed", "block_cycle", 135, 404),
     ("ae-guanaco13b-n-ball", "counter_cycle", 132, 659),
 ]
 
@@ -195,7 +194,12 @@ def test_real_loops_are_found_from_their_labelled_start(row_id, kind, period, de
         # start (" I know, I know", "|\n|         |"): the unit is a rotation.
         ("ae-xwinlm7b-i-know", ("short_unit", 80, 128, 128, 8, 6)),
         ("ae-llama31-8b-one-by", ("short_unit", 2305, 2368, 2368, 7, 9)),
-        ("ae-chatglm2-ascii-wall", ("short_unit", 94, 224, 224, 12, 10)),
+        # A letter-free row (an ASCII wall) is held to a grid's length: 32 rows.
+        ("ae-chatglm2-ascii-wall", ("short_unit", 94, 480, 480, 12, 32)),
+        # Three copies of a line of 83 characters: the character-level check
+        # sees the rotation that starts a few characters early.
+        ("ae-qwen15-1.8b-table-row", ("short_unit", 2664, 3008, 3008, 83, 4)),
+        ("ae-phi2-cat-sentences", ("short_unit", 150, 416, 416, 83, 3)),
         ("tli-r1llama8b-comma-000", ("short_unit", 858, 992, 992, 4, 33)),
         ("gh-localai-969-mpt7b-greeting", ("block_cycle", 110, 301, 302, 48, 4)),
         # Counted copies start where the blocks first agree: after '"Episode 1:' and 'SELECT column1,'.
@@ -257,8 +261,17 @@ def test_legitimate_repetition_stays_quiet(name, text):
     assert detect(text) == []
 
 
+PASSAGE = (
+    "The quick brown fox jumps over the lazy dog while the farmer counts his sheep, the baker bakes bread for"
+    " the village, the river runs past the mill and the children play by the old oak tree near the church until"
+    " the bells ring at noon and everyone goes home for lunch with their families and friends who came from far."
+)
+
+
 # Thresholds: "思考" (2 letters a copy) needs 20 copies (40 characters, 20
-# letters); a sentence of 80 characters or more needs 2 copies, 160 in all.
+# letters); a sentence needs 3 copies (and 160 characters in all as
+# blocks, 3 copies when the character-level check sees it first), 2 copies
+# from 300 characters on (a shorter one said twice is a slip).
 @pytest.mark.parametrize(
     ("text", "fires"),
     [
@@ -269,11 +282,15 @@ def test_legitimate_repetition_stays_quiet(name, text):
         ("-" * 120, True),
         ("-" * 119, False),
         ("Z" * 119 + "! ", False),
-        # A divider line: four copies, however many blank lines come between.
-        (("# " + "-" * 77 + "\n\n") * 4, True),
-        (("# " + "-" * 77 + "\n\n") * 3, False),
-        ("This sentence is exactly eighty characters long, counting every space in it ok. " * 2, True),
-        ("This sentence is just under eighty characters, counting each space it holds. " * 2, False),
+        # A letter-free line is a grid's row: 32 copies, however many blank lines come between.
+        (("# " + "-" * 77 + "\n\n") * 32, True),
+        (("# " + "-" * 77 + "\n\n") * 31, False),
+        ("This sentence is exactly eighty characters long, counting every space in it ok. " * 2, False),
+        ("This sentence is exactly eighty characters long, counting every space in it ok. " * 3, True),
+        ("Fifty characters long, this sentence is, no more. " * 2, False),
+        ("Fifty characters long, this sentence is, no more. " * 3, True),
+        ((PASSAGE[:298] + ". ") * 2, True),
+        ((PASSAGE[:297] + ". ") * 2, False),
     ],
 )
 def test_thresholds(text, fires):

@@ -1,0 +1,218 @@
+"""Near-duplicate (paraphrase) loops: the same passage said again and again
+with a word or two changed on each pass, or a rotation of two or three
+paraphrases, in English or Chinese — loops the exact finders of
+`text_loop` cannot see, since no two copies are equal. Issue 19.1d; the
+period logic is seed 000's (§2.3), with "equal" replaced by "similar".
+
+The stream is cut into segments after `. ! ? 。 ！ ？` and newlines (a
+segment with no mark is cut at `max_segment_chars`). A segment's tokens are
+its words (letters only, lower-cased: numbers are `text_loop`'s counters)
+and, for Chinese, its character bigrams; a segment with fewer than
+`min_tokens` distinct tokens (code, table rows, headings, "Wait.") is left
+out, neither compared nor breaking a run. Each segment is compared with each
+of the `max_period` segments before it by word-set Jaccard similarity; a
+period d runs while every segment is similar (≥ `similarity`) to the one d
+segments back.
+
+A run of period d fires once it holds `min_copies` copies (d × (copies − 1)
+similar pairs) over `region_chars` characters, and at least one pair is not
+identical in its words (identical copies are `text_loop`'s, which stops them
+sooner). Once fired, the run is reported once while it goes on.
+
+Ambiguous classes, decided by length and evidence: a list of parallel
+sentences ("The function returns the sum…", "…the product…") or a poem's
+refrain is similar for a few segments, not for `min_copies` whole copies
+over `region_chars` characters; a training log or a test file has lines of
+too few words, or words identical from line to line (numbers aside): quiet.
+
+Cost: a chunk without a segment mark is a set-disjointness test and an
+append; a segment end costs O(segment) to tokenize plus at most
+`max_period` set intersections of small sets (C speed). Memory per channel:
+the current segment (at most `max_segment_chars`) and `max_period` token sets.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from dataclasses import dataclass
+
+from .base import Detector, StreamContext
+from .detection import Detection
+from .events import TEXT_CHANNELS
+from .params import action_param, param
+
+SEGMENT_MARKS = frozenset(".!?。！？\n")
+SEGMENT_END = re.compile(r"[.!?。！？\n]")
+WORD = re.compile(r"\w*[^\W\d_]\w*")  # an identifier ("test_add_2") is one word
+DIGITS = re.compile(r"\d+")
+CJK = re.compile(r"[\u3400-\u9fff]")
+PROSE_SHARE = 0.75
+
+
+@dataclass(frozen=True)
+class NearDuplicateParams:
+    similarity: float = param(0.5, low=0.3, high=0.9, step=0.05, doc="word-set Jaccard two copies need at least")
+    min_tokens: int = param(6, low=3, high=20, step=1, doc="distinct words a segment needs to be compared")
+    max_period: int = param(12, low=2, high=32, step=1, doc="longest cycle, in segments, the check finds")
+    min_copies: int = param(5, low=2, high=12, step=1, doc="similar copies a run needs")
+    region_chars: int = param(600, low=100, high=3000, step=50, doc="characters a run must cover")
+    max_segment_chars: int = param(1000, low=200, high=4000, step=100, doc="a segment is cut here without a mark")
+    action: str = action_param("warn")
+
+
+def prose_tokens(text: str) -> frozenset[str]:
+    """Lower-cased words, a Chinese run as its character bigrams; empty when
+    the text is not prose (words under `PROSE_SHARE` of its visible
+    characters, or a table's cell rule `|`: table rows, code, formulas).
+
+    >>> sorted(prose_tokens("Check test_add_12 again, 3 times. 再检查"))
+    ['again', 'check', 'test_add_0', 'times', '再检', '检查']
+    >>> prose_tokens("| Disney+ | 2023-09-01 | $7.99 |")
+    frozenset()
+    """
+    words = WORD.findall(DIGITS.sub("0", text.lower()))
+    if "|" in text or sum(map(len, words)) < PROSE_SHARE * (len(text) - text.count(" ")):
+        return frozenset()
+    found = set()
+    for word in words:
+        if CJK.match(word):
+            found.update(word[i : i + 2] for i in range(max(1, len(word) - 1)))
+        else:
+            found.add(word)
+    return frozenset(found)
+
+
+class _Channel:
+    __slots__ = ("pending", "pending_len", "start", "ring", "runs", "active")
+
+    def __init__(self, max_period: int) -> None:
+        self.pending: list[str] = []
+        self.pending_len = 0
+        self.start = 0  # channel offset of the current segment
+        # (start, text, token set) of the last compared segments.
+        self.ring: deque[tuple[int, str, frozenset[str]]] = deque(maxlen=max_period)
+        # period -> (similar pairs in a row, pairs not identical, segments
+        # since the last one bringing a new word, channel offset where the run starts)
+        self.runs: dict[int, tuple[int, int, int, int]] = {}
+        self.active = 0  # period of the run already reported
+
+
+class NearDuplicate(Detector):
+    """Paraphrase loops on `reasoning` and `content` (action `warn`)."""
+
+    name = "near_duplicate"
+    Params = NearDuplicateParams
+    builtin = {"default": {}}
+    consumes = frozenset({"reasoning", "content", "turn", "finish"})
+
+    def __init__(self, params: NearDuplicateParams | None = None):
+        super().__init__(params)
+        self._channels = {channel: _Channel(self.params.max_period) for channel in TEXT_CHANNELS}
+
+    def feed(self, event: dict, ctx: StreamContext) -> list[Detection]:
+        kind = event["type"]
+        state = self._channels.get(kind)
+        if state is None:
+            if kind == "turn":
+                for channel in TEXT_CHANNELS:
+                    self._channels[channel] = _Channel(self.params.max_period)
+                    self._channels[channel].start = ctx.offsets[channel]
+            elif kind == "finish":
+                return self._flush(ctx)
+            return []
+        text = event["text"]
+        if SEGMENT_MARKS.isdisjoint(text) and state.pending_len + len(text) < self.params.max_segment_chars:
+            state.pending.append(text)
+            state.pending_len += len(text)
+            return []
+        found = []
+        offset = ctx.offsets[kind]
+        i = 0
+        cap = self.params.max_segment_chars
+        while i < len(text):
+            match = SEGMENT_END.search(text, i)
+            cut = match.end() if match else len(text) + 1
+            if state.pending_len + cut - i > cap:
+                cut = i + cap - state.pending_len
+            if cut > len(text):
+                break
+            state.pending.append(text[i:cut])
+            i = cut
+            hit = self._end_segment(state, kind, offset + cut, ctx.turn)
+            if hit is not None:
+                found.append(hit)
+        if i < len(text):
+            state.pending.append(text[i:])
+            state.pending_len += len(text) - i
+        return found
+
+    def _flush(self, ctx: StreamContext) -> list[Detection]:
+        found = []
+        for channel, state in self._channels.items():
+            if state.pending:
+                hit = self._end_segment(state, channel, ctx.offsets[channel], ctx.turn)
+                if hit is not None:
+                    found.append(hit)
+        return found
+
+    def _end_segment(self, state: _Channel, channel: str, end: int, turn: int) -> Detection | None:
+        params = self.params
+        start, segment = state.start, "".join(state.pending)
+        state.pending = []
+        state.pending_len = 0
+        state.start = end
+        words = prose_tokens(segment)
+        size = len(words)
+        if size < params.min_tokens:
+            return None
+        ring, runs, threshold = state.ring, state.runs, params.similarity
+        # A word none of the recent segments holds: a parallel list names a new
+        # subject in every item ("Leopon", "Jaglion", "Pumard"); a reworded
+        # loop soon only swaps in words it has used before. A run fires once
+        # a whole copy brought no new word.
+        fresh = bool(words.difference(*[segment[2] for segment in ring]))
+        grown: dict[int, tuple[int, int, int, int]] = {}
+        for d in range(1, len(ring) + 1):
+            before = ring[-d][2]
+            other = len(before)
+            # Jaccard is at most the ratio of the smaller set to the larger.
+            if min(size, other) < threshold * max(size, other):
+                continue
+            common = len(words & before)
+            similarity = common / (size + other - common)
+            if similarity >= threshold:
+                pairs, changed, settled, run_start = runs.get(d, (0, 0, 0, ring[-d][0]))
+                grown[d] = (pairs + 1, changed + (similarity < 1), 0 if fresh else settled + 1, run_start)
+        ring.append((start, segment, words))
+        state.runs = grown
+        if state.active:
+            if state.active in grown:
+                return None  # the reported run goes on
+            state.active = 0
+        for d, (pairs, changed, settled, run_start) in sorted(grown.items()):
+            if (
+                pairs >= d * (params.min_copies - 1)
+                and changed
+                and settled >= d
+                and end - run_start >= params.region_chars
+            ):
+                state.active = d
+                copies = pairs // d + 1
+                unit = "".join(ring[-j][1] for j in range(d, 0, -1)).strip()
+                return Detection(
+                    detector=self.name,
+                    type="near_duplicate",
+                    channel=channel,
+                    start=run_start,
+                    end=end,
+                    at=end,
+                    unit=unit,
+                    period=len(unit),
+                    repeats=copies,
+                    action=params.action,
+                    message=f"the same {len(unit):,}-character passage ({d} sentences or lines), reworded,"
+                    f" said {copies:,} times since offset {run_start:,}",
+                    turn=turn,
+                )
+        return None

@@ -1,0 +1,454 @@
+"""Synthetic texts for the text-loop detectors (issue 19): generators of
+realistic loops by class (19.1 a-e) and of legitimate texts that must stay
+quiet (19.2), each drawn from a seeded `random.Random`, so a case is the same
+on every run and a class has as many variants as there are seeds.
+
+A generator returns `Case(text, loop_start, channel)`; `loop_start` is the
+offset of the loop's first copy (None for a quiet text). Used by
+tests/detector/test_synthetic_classes.py and by bench/accuracy.py's
+per-class table.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import NamedTuple
+
+
+class Case(NamedTuple):
+    text: str
+    loop_start: int | None
+    channel: str = "content"
+
+
+def _pick(rng: random.Random, items, k: int | None = None):
+    return rng.choice(items) if k is None else rng.sample(items, k)
+
+
+INTROS = [
+    "Sure, here is the result you asked for.\n\n",
+    "Let me work through this step by step.\n\n",
+    "Here is what I found after looking at the data.\n\n",
+    "Okay, so the user wants a complete answer. Let me write it out.\n\n",
+    "好的，下面是完整的结果。\n\n",
+]
+
+WORDS = (
+    "data model value table column sheet user order price total count score result index range cell item "
+    "record field name state config server client request response buffer stream token layer weight"
+).split()
+
+
+def _identifier(rng: random.Random) -> str:
+    return rng.choice(WORDS) + rng.choice(["", "_", ""]) + rng.choice(WORDS).capitalize()
+
+
+# -- 19.1 a: units without whitespace, 36 to 200 characters ---------------------------------
+
+
+def _formula(rng: random.Random) -> str:
+    col = lambda: rng.choice("ABCDEFGH")  # noqa: E731
+    row = lambda: str(rng.randint(1, 400))  # noqa: E731
+    parts = [
+        f"SUM({col()}{row()}:{col()}{row()})",
+        f"VLOOKUP({col()}{row()},Sheet{rng.randint(1, 9)}!{col()}:{col()},{rng.randint(2, 6)},FALSE)",
+        f"IF({col()}{row()}>{rng.randint(0, 99)},{col()}{row()}*{rng.randint(2, 9)},0)",
+        f"INDEX({col()}:{col()},MATCH({col()}{row()},{col()}:{col()},0))",
+        f"ROUND({col()}{row()}/{col()}{row()},{rng.randint(0, 3)})",
+    ]
+    return "=" + "+".join(rng.sample(parts, rng.randint(1, 4)))
+
+
+def _call_chain(rng: random.Random) -> str:
+    calls = [f"{_identifier(rng)}({rng.choice(['', 'x', 'i', '0', 'self', 'None'])})" for _ in range(rng.randint(2, 7))]
+    return ".".join([rng.choice(["self", "df", "app", "ctx", "np"])] + calls) + rng.choice([";", "", ","])
+
+
+def _nested_call(rng: random.Random) -> str:
+    depth = rng.randint(3, 8)
+    names = [_identifier(rng) for _ in range(depth)]
+    return "".join(f"{n}(" for n in names) + "x" + ")" * depth + rng.choice([";", ",", ""])
+
+
+def long_token_units(rng: random.Random) -> Case:
+    for _ in range(100):
+        unit = rng.choice([_formula, _call_chain, _nested_call])(rng)
+        if 36 <= len(unit) <= 200:
+            break
+    while len(unit) < 36:
+        unit += "+" + _formula(rng)[1:]
+    unit = unit[:200]
+    intro = rng.choice(INTROS) + rng.choice(["The formula is:\n", "Use this expression:\n", "```\n", ""])
+    copies = rng.randint(6, 20)
+    return Case(intro + unit * copies, len(intro))
+
+
+# -- 19.1 b: a paragraph of many short clauses, 1,000 to 3,000 characters, repeated ----------
+
+CLAUSES = [
+    "check the input",
+    "validate the schema",
+    "log the request",
+    "open the connection",
+    "read the header",
+    "parse the body",
+    "update the cache",
+    "write the record",
+    "close the file",
+    "notify the user",
+    "retry on failure",
+    "compute the total",
+    "sort the rows",
+    "drop the duplicates",
+    "merge the tables",
+    "save the result",
+    "free the buffer",
+    "flush the queue",
+    "reset the timer",
+    "send the reply",
+    "检查输入",
+    "验证格式",
+    "记录日志",
+    "更新缓存",
+    "写入数据库",
+    "通知用户",
+]
+
+
+def long_clause_paragraphs(rng: random.Random) -> Case:
+    separator = rng.choice([", ", "\n", "; ", "，"])
+    target = rng.randint(1000, 3000)
+    clauses: list[str] = []
+    while sum(len(c) + len(separator) for c in clauses) < target:
+        clause = rng.choice(CLAUSES)
+        if rng.random() < 0.5:
+            clause = f"{clause} {rng.choice(['again', 'first', 'then', 'now', 'once more', 'carefully'])}"
+        clauses.append(clause)
+    paragraph = separator.join(clauses) + (".\n" if separator != "\n" else "\n")
+    intro = rng.choice(INTROS)
+    return Case(intro + paragraph * rng.randint(3, 5), len(intro))
+
+
+# -- 19.1 c: template cycles whose numbers do not step evenly ------------------------------
+
+DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+SUBJECTS = ["Math", "Physics", "History", "Chemistry", "English", "Biology", "Art"]
+
+
+def _timetable(rng: random.Random) -> tuple[str, str]:
+    days = rng.sample(DAYS, rng.randint(2, 4))
+    subjects = rng.sample(SUBJECTS, rng.randint(2, 3))
+    hours = list(range(8, 17))
+
+    def copy() -> str:
+        lines = []
+        for day in days:
+            times = sorted(rng.sample(hours, len(subjects)))
+            slots = ", ".join(
+                f"{s} at {h}:{rng.choice(['00', '15', '30', '45'])}" for s, h in zip(subjects, times, strict=True)
+            )
+            lines.append(f"{day}: {slots}\n")
+        return "".join(lines)
+
+    return "Here is the weekly timetable:\n\n", copy
+
+
+def _training_plan(rng: random.Random) -> tuple[str, str]:
+    activities = rng.sample(["Warm-up jog", "Intervals", "Tempo run", "Stretching", "Core work", "Cool-down walk"], 3)
+    week = [0]
+
+    def copy() -> str:
+        week[0] += 1
+        parts = [f"Week {week[0]}:\n"]
+        for activity in activities:
+            parts.append(f"- {activity}: {rng.choice([10, 15, 20, 25, 30, 35, 40, 45])} minutes\n")
+        return "".join(parts)
+
+    return "Training plan for the next months:\n\n", copy
+
+
+def _number_grid(rng: random.Random) -> tuple[str, str]:
+    size = rng.randint(3, 5)
+
+    def copy() -> str:
+        rows = [f"Row {r + 1}: " + " ".join(str(rng.randint(1, 9)) for _ in range(size)) + "\n" for r in range(size)]
+        return "".join(rows) + "\n"
+
+    return "Let me fill the grid again.\n\n", copy
+
+
+def _emphasis_list(rng: random.Random) -> tuple[str, str]:
+    marks = rng.choice(["**{n}.** ", "## {n}. ", "### {n}. ", "**{n}. "])
+    items = rng.sample(
+        ["Review the requirements", "Draft the outline", "Check the sources", "Write the summary", "Test the code"],
+        rng.randint(1, 3),
+    )
+    n = [0]
+
+    def copy() -> str:
+        out = []
+        for item in items:
+            n[0] += 1
+            tail = "**" if marks.startswith("**{n}. ") and not marks.startswith("**{n}.**") else ""
+            out.append(marks.format(n=n[0]) + item + tail + "\n")
+        return "".join(out)
+
+    return "The steps:\n\n", copy
+
+
+def _one_letter_blocks(rng: random.Random) -> tuple[str, str]:
+    letter = rng.choice("xyzn")
+
+    def copy() -> str:
+        a, b = rng.randint(2, 99), rng.randint(2, 99)
+        return f"{letter} = {a}\n{letter} + {b} = {a + b}\n{letter} * 2 = {2 * a}\n"
+
+    return "Trying values:\n", copy
+
+
+TEMPLATES = [_timetable, _training_plan, _number_grid, _emphasis_list, _one_letter_blocks]
+
+
+def template_cycles(rng: random.Random) -> Case:
+    intro, copy = rng.choice(TEMPLATES)(rng)
+    lead = rng.choice(INTROS[:4]) + intro
+    return Case(lead + "".join(copy() for _ in range(rng.randint(12, 30))), len(lead))
+
+
+# -- 19.1 d: near-duplicate (paraphrase) loops, English and Chinese -------------------------
+
+EN_PARAGRAPHS = [
+    "I need to make sure the answer covers every case the user mentioned, so let me go back over the "
+    "requirements once more and check that the function handles empty input, negative numbers and very "
+    "large values without losing precision.",
+    "The main problem here is that the cache is invalidated too early, which means every request goes "
+    "to the database again and the latency grows with the number of users connected at the same time.",
+    "To solve this we could split the work into smaller batches, process each batch in its own worker and "
+    "then merge the partial results at the end, which keeps the memory use flat even for large inputs.",
+]
+EN_SWAPS = {
+    "make sure": ["ensure", "check", "confirm"],
+    "every": ["each", "all of every", "any"],
+    "once more": ["again", "one more time", "another time"],
+    "handles": ["deals with", "covers", "copes with"],
+    "main": ["key", "central", "core"],
+    "too early": ["too soon", "prematurely", "early"],
+    "grows": ["increases", "rises", "climbs"],
+    "smaller": ["small", "tiny", "little"],
+    "merge": ["combine", "join", "gather"],
+    "flat": ["low", "steady", "bounded"],
+    "large": ["big", "huge", "long"],
+}
+ZH_PARAGRAPHS = [
+    "我需要再检查一下这个函数是否正确处理了空输入、负数以及非常大的数值，确保结果不会丢失精度，然后再给出最终的答案。",
+    "问题的关键在于缓存失效得太早，每一个请求都会重新访问数据库，导致延迟随着同时在线的用户数量不断增加。",
+    "为了解决这个问题，我们可以把任务拆分成更小的批次，每个批次交给单独的进程处理，最后再把部分结果合并起来。",
+]
+ZH_SWAPS = {
+    "再检查": ["重新检查", "再核对", "再确认"],
+    "正确": ["准确", "妥善", "正确地"],
+    "最终": ["最后", "完整", "正式"],
+    "关键": ["核心", "重点", "要害"],
+    "太早": ["过早", "太快", "提前"],
+    "不断": ["持续", "一直", "逐渐"],
+    "拆分": ["分割", "切分", "划分"],
+    "单独": ["独立", "各自", "专门"],
+    "合并": ["汇总", "整合", "组合"],
+}
+
+
+def _paraphrase(rng: random.Random, text: str, swaps: dict[str, list[str]], changes: int) -> str:
+    keys = [k for k in swaps if k in text]
+    for key in rng.sample(keys, min(changes, len(keys))):
+        text = text.replace(key, rng.choice(swaps[key]), 1)
+    return text
+
+
+def near_duplicates(rng: random.Random) -> Case:
+    chinese = rng.random() < 0.4
+    paragraphs, swaps = (ZH_PARAGRAPHS, ZH_SWAPS) if chinese else (EN_PARAGRAPHS, EN_SWAPS)
+    rotation = rng.sample(paragraphs, rng.randint(1, 3))
+    sep = rng.choice(["\n\n", "\n", "" if chinese else " "])
+    copies = rng.randint(6, 12)
+    parts = [
+        _paraphrase(rng, rotation[i % len(rotation)], swaps, rng.randint(1, 2)) for i in range(copies * len(rotation))
+    ]
+    intro = rng.choice(INTROS)
+    return Case(intro + sep.join(parts) + sep, len(intro), rng.choice(["content", "reasoning"]))
+
+
+# -- 19.1 e: reasoning that drifts through near-copies, then locks into an exact cycle ------
+
+
+def drift_then_cycle(rng: random.Random) -> Case:
+    chinese = rng.random() < 0.3
+    paragraphs, swaps = (ZH_PARAGRAPHS, ZH_SWAPS) if chinese else (EN_PARAGRAPHS, EN_SWAPS)
+    base = rng.choice(paragraphs)
+    sep = rng.choice(["\n\n", "\n"])
+    drift = [_paraphrase(rng, base, swaps, rng.randint(1, 3)) for _ in range(rng.randint(2, 4))]
+    locked = _paraphrase(rng, base, swaps, 1)
+    intro = rng.choice(INTROS[1:4])
+    text = intro + sep.join(drift + [locked] * rng.randint(4, 8)) + sep
+    return Case(text, len(intro), "reasoning")
+
+
+LOOP_CLASSES: dict[str, Callable[[random.Random], Case]] = {
+    "a long units without whitespace": long_token_units,
+    "b paragraphs past the block period limit": long_clause_paragraphs,
+    "c template cycles, uneven numbers": template_cycles,
+    "d near-duplicate paraphrase loops": near_duplicates,
+    "e drift into an exact cycle": drift_then_cycle,
+}
+
+
+# -- 19.2: legitimate texts that must stay quiet -------------------------------------------
+
+
+def unit_test_file(rng: random.Random) -> Case:
+    cases = rng.sample(
+        [(1, 2), (0, 0), (-1, 1), (10, 5), (2, 2), (7, -3), (100, 1), (3, 4), (-5, -5), (8, 13), (21, 34), (1, 0)],
+        rng.randint(6, 12),
+    )
+    func = rng.choice(["add", "multiply", "subtract", "combine"])
+    ops = {"add": "+", "multiply": "*", "subtract": "-", "combine": "+"}
+    parts = [f"import unittest\n\nfrom calc import {func}\n\n\nclass Test{func.title()}(unittest.TestCase):\n"]
+    for a, b in cases:
+        name = f"test_{func}_{'neg' if a < 0 else 'pos'}_{abs(a)}_{abs(b)}"
+        result = eval(f"{a} {ops[func]} {b}")
+        parts.append(f"    def {name}(self):\n        self.assertEqual({func}({a}, {b}), {result})\n\n")
+        if rng.random() < 0.5:
+            parts.append(f"    def {name}_type(self):\n        self.assertIsInstance({func}({a}, {b}), int)\n\n")
+    parts.append("\nif __name__ == '__main__':\n    unittest.main()\n")
+    return Case("".join(parts), None)
+
+
+def csv_table(rng: random.Random) -> Case:
+    names = ["Alice", "Bob", "Chen", "Dana", "Eve", "Farid", "Grace", "Hiro", "Ines", "Jon", "Kofi", "Lena"]
+    cities = ["Berlin", "Paris", "Tokyo", "Lima", "Oslo", "Cairo", "Austin", "Pune"]
+    lines = ["id,name,age,city,score\n"]
+    for i in range(1, rng.randint(20, 60)):
+        lines.append(
+            f"{i},{rng.choice(names)},{rng.randint(18, 80)},{rng.choice(cities)},{rng.randint(0, 1000) / 10}\n"
+        )
+    return Case("Here is the data as CSV:\n\n" + "".join(lines), None)
+
+
+def numbered_services(rng: random.Random) -> Case:
+    count = rng.randint(4, 8)
+    image = rng.choice(["myapp/worker:1.4", "python:3.11-slim", "celery-worker:latest"])
+    parts = ["version: '3.8'\nservices:\n"]
+    for i in range(1, count + 1):
+        parts.append(
+            f"  worker{i}:\n    image: {image}\n    command: celery -A app worker -n worker{i}@%h -Q queue{i}\n"
+            f"    environment:\n      - WORKER_ID={i}\n    depends_on:\n      - redis\n"
+        )
+    return Case("".join(parts), None)
+
+
+def markdown_table(rng: random.Random) -> Case:
+    cols = rng.randint(3, 6)
+    header = "| " + " | ".join(f"Col {c + 1}" for c in range(cols)) + " |\n"
+    rule = "|" + "|".join("-" * rng.randint(3, 10) for _ in range(cols)) + "|\n"
+    rows = []
+    for _ in range(rng.randint(10, 30)):
+        cells = [
+            rng.choice(["", " ", str(rng.randint(0, 99)), "n/a", "yes", "no"]).ljust(rng.randint(1, 8))
+            for _ in range(cols)
+        ]
+        rows.append("| " + " | ".join(cells) + " |\n")
+    return Case(header + rule + "".join(rows), None)
+
+
+def latex_layout(rng: random.Random) -> Case:
+    lines = ["\\begin{aligned}\n"]
+    for i in range(rng.randint(8, 20)):
+        a, b = rng.randint(1, 9), rng.randint(1, 9)
+        lines.append(f"x_{{{i}}} &= {a}y_{{{i}}} + {b} \\quad \\quad \\text{{for }} i = {i} \\\\\n")
+    lines.append("\\end{aligned}\n\n")
+    lines.append("Spacing:" + "&nbsp;" * rng.randint(4, 12) + "done.\n")
+    return Case("".join(lines), None)
+
+
+REFRAINS = [
+    "And the river keeps on rolling, rolling home to me,\nWhere the willows bend and whisper by the sea.\n",
+    "Oh, hold the light, hold the light,\nWe'll be home before the night.\n",
+    "一闪一闪亮晶晶，满天都是小星星。\n",
+]
+VERSES = [
+    "I walked along the valley road at dawn,\nThe fields were gold, the summer almost gone.\n",
+    "My father built a boat of oak and pine,\nHe said the tide would never cross the line.\n",
+    "The city lights were burning through the rain,\nI counted every carriage of the train.\n",
+    "She left a letter underneath the door,\nI never read the words she wrote before.\n",
+    "挂在天上放光明，好像许多小眼睛。\n",
+]
+
+
+def song_with_refrain(rng: random.Random) -> Case:
+    refrain = rng.choice(REFRAINS)
+    verses = rng.sample(VERSES, rng.randint(3, 5))
+    parts = ["Here are the lyrics:\n\n"]
+    for verse in verses:
+        parts.append(verse + "\n" + refrain + "\n")
+    return Case("".join(parts), None)
+
+
+def slip_said_twice(rng: random.Random) -> Case:
+    item = rng.choice(
+        [
+            "- Smith, J. (2019). Deep learning for time series forecasting. Journal of Data Science, 12(3), 45-67.\n",
+            "3. Make sure the database migrations have been applied before you start the worker processes.\n",
+            "- Use a virtual environment so the project's dependencies do not clash with the system packages.\n",
+        ]
+    )
+    before = rng.sample(VERSES, 2)
+    return Case("Notes:\n\n" + "".join(before) + item + item + "That covers the main points.\n", None)
+
+
+def random_strings(rng: random.Random) -> Case:
+    if rng.random() < 0.5:
+        body = "".join(rng.choice("ACGT") for _ in range(rng.randint(400, 2000)))
+        return Case(">sequence_1\n" + "\n".join(body[i : i + 60] for i in range(0, len(body), 60)) + "\n", None)
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    body = "".join(rng.choice(alphabet) for _ in range(rng.randint(400, 3000)))
+    return Case("data:image/png;base64," + body + "==\n", None)
+
+
+def training_log(rng: random.Random) -> Case:
+    epochs = rng.randint(10, 40)
+    loss, acc = rng.uniform(1.5, 2.5), rng.uniform(0.2, 0.4)
+    lines = []
+    for e in range(1, epochs + 1):
+        loss *= rng.uniform(0.8, 0.98)
+        acc = min(0.99, acc + rng.uniform(0.0, 0.05))
+        lines.append(
+            f"Epoch {e}/{epochs} - {rng.randint(20, 90)}s - loss: {loss:.4f} - accuracy: {acc:.4f}"
+            f" - val_loss: {loss * rng.uniform(1.0, 1.2):.4f} - val_accuracy: {acc * rng.uniform(0.9, 1.0):.4f}\n"
+        )
+    return Case("Training output:\n\n" + "".join(lines), None)
+
+
+def zero_grid(rng: random.Random) -> Case:
+    size = rng.randint(5, 20)
+    sep = rng.choice([" ", ", ", "\t"])
+    row = "[" + sep.join(["0"] * size) + "]"
+    return Case("The initial board is all zeros:\n\n" + ",\n".join([row] * size) + "\n", None)
+
+
+QUIET_CLASSES: dict[str, Callable[[random.Random], Case]] = {
+    "test file with similar methods": unit_test_file,
+    "CSV table with running ids": csv_table,
+    "config with numbered services": numbered_services,
+    "Markdown table, padded or blank cells": markdown_table,
+    "LaTeX layout tokens": latex_layout,
+    "song or poem with a refrain": song_with_refrain,
+    "item said twice (a slip)": slip_said_twice,
+    "DNA or base64 string": random_strings,
+    "training log, a line per epoch": training_log,
+    "all-zero grid": zero_grid,
+}
+
+
+def cases(generator: Callable[[random.Random], Case], count: int, salt: str) -> list[Case]:
+    """`count` cases of one class, seeded by the class name and the case number."""
+    return [generator(random.Random(f"{salt}:{n}")) for n in range(count)]
