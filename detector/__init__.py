@@ -29,6 +29,8 @@ Public modules:
 - `detector.evaluation`: scoring a profile on a labelled corpus.
 - `detector.tuning`: searching a profile's parameters on labelled streams,
   cross-validated (`loopguard tune`, the lab's tuning jobs).
+- `detector.json_depth`: how deeply a JSON text nests, found without parsing
+  it (the lab refuses too-deep input before any recursive code sees it).
 - `detector.loop_signal`: which detections stop a stream.
 - `detector.chat_client`: the LLM judge's HTTP client.
 - `detector.cli`: the `loopguard` command line.

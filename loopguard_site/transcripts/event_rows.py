@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 
 from django.db import connection
 
-from detector.events import TEXT_CHANNELS
+from detector import TEXT_CHANNELS
 
 from .models import Event
 

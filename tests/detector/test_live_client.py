@@ -218,7 +218,7 @@ def test_an_existing_session_is_continued_where_the_lab_left_it(lab, token):  # 
 @pytest.mark.parametrize("transport", ["ws", "http"])
 def test_a_send_retried_by_the_caller_after_it_raised_stores_the_message_once(relay, token, transport):
     events = row_events(corpus_row(NORMAL_ROW))
-    live = LiveSession(relay.url, token, transport=transport, retries=0, window=1)
+    live = LiveSession(relay.url, token, transport=transport, retries=0, window=1, linger=0)
     live.send(events[:3])
     if transport == "http":
         relay.answers_to_drop = 1  # the lab stores message 2; its answer never reaches the client

@@ -44,7 +44,7 @@ def test_each_refusal_raises_its_own_error_with_its_code(lab, producer, outsider
     ]
     raised = []
     for kind, token, session_id in cases:
-        client = LiveSession(server.url, token, session_id=session_id, transport=transport, retries=0)
+        client = LiveSession(server.url, token, session_id=session_id, transport=transport, retries=0, linger=0)
         with pytest.raises(kind) as caught:
             client.send(HELLO)
         raised.append(caught.value.status)
@@ -68,7 +68,7 @@ def test_a_message_over_the_size_limit_gets_an_error_then_close_1009(lab, produc
     assert closed.value.rcvd.code == 1009, "\n".join(server.output)
 
     # the client drops the message it cannot send and goes on, numbering the next one in its place
-    live = LiveSession(server.url, producer.token, session_id=session_id, window=1)
+    live = LiveSession(server.url, producer.token, session_id=session_id, window=1, linger=0)
     with pytest.raises(MessageTooBig) as too_big:
         live.send({"type": "content", "text": "x" * 96 * 1024})
     assert (too_big.value.status, too_big.value.seq) == (1009, 1)
@@ -81,7 +81,7 @@ def test_a_message_over_the_size_limit_gets_an_error_then_close_1009(lab, produc
 
 def test_a_used_up_quota_raises_with_retry_after_and_keeps_the_message(lab, producer):
     server = lab(LOOPGUARD_TOKEN_DAILY_QUOTA="3")
-    live = LiveSession(server.url, producer.token, window=1)  # creating it was call 1
+    live = LiveSession(server.url, producer.token, window=1, linger=0)  # creating it was call 1
     live.send(HELLO)
     live.send(HELLO)
     with pytest.raises(QuotaUsedUp) as caught:

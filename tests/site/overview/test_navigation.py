@@ -79,14 +79,15 @@ def test_every_link_of_the_bar_answers_and_is_marked_current_on_its_page(browser
 
 
 @pytest.mark.django_db
-def test_the_account_menu_reaches_projects_tokens_and_log_out(browser):
+def test_the_account_menu_reaches_projects_tokens_the_api_reference_and_log_out(browser):
     account = links(browser.get("/").content).account
     assert account == [
         ("Projects", "/accounts/projects/", None),
         ("API tokens", "/accounts/tokens/", None),
+        ("API reference", "/api-reference/", None),
         ("Log out", None, None),
     ]
-    for name, href, _ in account[:2]:
+    for name, href, _ in account[:3]:
         page = links(browser.get(href).content)
         assert page.account_current == "page" and [n for n, _, c in page.account if c == "page"] == [name]
         assert [n for n, _, c in page.nav if c] == []
