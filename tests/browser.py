@@ -89,6 +89,14 @@ def login(driver, live_server_url: str, user) -> None:
     )
 
 
+def click(driver, element) -> None:
+    """Click `element` once scrolled to the middle of the window, as a user
+    would: the sticky top bar covers the top edge, where Selenium's own
+    scroll would leave an element above the view."""
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", element)
+    element.click()
+
+
 def wait_for(driver, css: str):
     """The first element matching `css`, once it exists (up to WAIT_SECONDS)."""
     from selenium.webdriver.common.by import By

@@ -8,6 +8,7 @@ never skips.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -82,14 +83,23 @@ def no_tasks_left_in_redis() -> Iterator[None]:
     assert not left, f"tasks left in Redis queues at the end of the run (queue: tasks): {left}"
 
 
+@contextlib.contextmanager
+def unconsumed_queue_named() -> Iterator[str]:
+    """A queue no worker reads (full mode), emptied when the block ends."""
+    name = f"{QUEUE_PREFIX}unconsumed-{uuid.uuid4().hex}"
+    try:
+        yield name
+    finally:
+        client = _redis_client()
+        client.delete(name, *client.scan_iter(match=f"_kombu.binding*.{name}"))
+
+
 @pytest.fixture
 def unconsumed_queue() -> Iterator[str]:
     """A queue no worker reads, for a test whose tasks are never to run
     (it does their work itself); emptied after the test."""
-    name = f"{QUEUE_PREFIX}unconsumed-{uuid.uuid4().hex}"
-    yield name
-    client = _redis_client()
-    client.delete(name, *client.scan_iter(match=f"_kombu.binding*.{name}"))
+    with unconsumed_queue_named() as name:
+        yield name
 
 
 @pytest.fixture(scope="session")

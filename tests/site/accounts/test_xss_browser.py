@@ -20,6 +20,7 @@ import pytest
 from selenium.common.exceptions import NoAlertPresentException
 from selenium.webdriver.common.by import By
 
+from loopguard_site.celery import app as celery_app
 from loopguard_site.replay.services import replay_session
 from loopguard_site.transcripts.models import Session
 from tests.browser import login, wait_for
@@ -87,8 +88,16 @@ def assert_nothing_ran(driver, path: str) -> None:
         driver.switch_to.alert.text  # noqa: B018 - reading it is what raises
 
 
+@pytest.fixture
+def scans_wait(monkeypatch, unconsumed_queue) -> None:
+    """No worker runs here (the test replays the import itself): the
+    import's scan waits in a queue of its own. Set before the live server
+    starts, which sends with the queue it finds."""
+    monkeypatch.setitem(celery_app.conf, "task_default_queue", unconsumed_queue)
+
+
 @pytest.mark.django_db(transaction=True)
-def test_no_payload_runs_on_any_page(chromium_driver, daphne_live_server, django_user_model):
+def test_no_payload_runs_on_any_page(scans_wait, chromium_driver, daphne_live_server, django_user_model):
     driver, server = chromium_driver, daphne_live_server
     user = member(django_user_model.objects.create_user("viewer", is_staff=True))
     _, token = project_token(user=user, name="xss")

@@ -24,6 +24,7 @@ from loopguard_site.replay.services import replay_job_create, replay_job_session
 from loopguard_site.review.services import label_detection_set
 from loopguard_site.transcripts.services import session_create_live
 from tests.browser import WAIT_SECONDS, LiveServer, daphne_server, login, new_chromium_driver, wait_for
+from tests.conftest import unconsumed_queue_named
 from tests.members import member
 from tests.site.profiles.conftest import LOOSE_TOML, labelled_sessions
 from tests.site.replay.conftest import store_demo
@@ -88,7 +89,11 @@ def world() -> tuple[object, dict[str, str]]:
 
 @pytest.fixture(scope="module")
 def lab(django_db_setup, django_db_blocker) -> Iterator[Lab]:
-    with django_db_blocker.unblock():
+    from loopguard_site.celery import app as celery_app
+
+    default_queue = celery_app.conf.task_default_queue
+    with django_db_blocker.unblock(), unconsumed_queue_named() as queue:
+        celery_app.conf.task_default_queue = queue  # the world's jobs run here, by hand: no worker takes them
         try:
             user, paths = world()
             with daphne_server() as server, tempfile.TemporaryDirectory(prefix="loopguard-chromium-") as profile:
@@ -99,7 +104,9 @@ def lab(django_db_setup, django_db_blocker) -> Iterator[Lab]:
                 finally:
                     driver.quit()
         finally:
+            celery_app.conf.task_default_queue = default_queue
             call_command("flush", interactive=False, verbosity=0)  # the module's rows, committed
+            default_project()  # as the migrations left it: later tests expect it
 
 
 def settled(driver) -> None:

@@ -8,7 +8,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from loopguard_site.review.models import Label
 from loopguard_site.transcripts.services import session_create_from_events
-from tests.browser import WAIT_SECONDS, login, wait_for
+from tests.browser import WAIT_SECONDS, click, login, wait_for
 
 from .conftest import REASONING_LOOP, TOOLS_LOOP, replayed
 
@@ -56,7 +56,7 @@ def mark_selection(driver, start: tuple, end: tuple) -> str:
     button = driver.find_element("css selector", "#missed-loop button")
     WebDriverWait(driver, WAIT_SECONDS).until(lambda d: button.is_enabled())
     text = button.text
-    button.click()
+    click(driver, button)
     status = driver.find_element("css selector", "#missed-loop [role=status]")
     WebDriverWait(driver, WAIT_SECONDS).until(lambda d: status.text)
     assert status.text.startswith("missed loop stored: "), status.text

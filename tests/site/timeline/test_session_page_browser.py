@@ -19,7 +19,7 @@ from loopguard_site.timeline.panels import HEAD_CHARS
 from loopguard_site.timeline.selectors import session_detection_rows
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.services import session_create_from_events
-from tests.browser import WAIT_SECONDS, login, wait_for
+from tests.browser import WAIT_SECONDS, click, login, wait_for
 from tests.members import member
 
 from .conftest import REASONING_LOOP, TOOLS_LOOP, monitor_results, replayed_demo
@@ -86,7 +86,7 @@ def test_the_page_highlights_the_loop_draws_the_timeline_and_scrolls_to_a_clicke
     assert names == ["reasoning", "turns", "repeated regions", "detection: stop"]
     assert len(driver.find_elements(By.CSS_SELECTOR, PLOT_TRACES)) == 4
 
-    driver.find_element(By.CSS_SELECTOR, f'.detection-link[data-detection="{d.pk}"]').click()
+    click(driver, driver.find_element(By.CSS_SELECTOR, f'.detection-link[data-detection="{d.pk}"]'))
 
     flashed = wait_until(driver, FLASHED.replace("return", "const f =", 1) + " return f.length ? f : null;")
     tiles = len(range(d.start, d.end, d.period))
@@ -150,7 +150,7 @@ def test_the_tool_list_marks_repeats_and_a_tool_detection_scrolls_to_its_calls(
     expected = [*(r.get_attribute("data-detections") for r in rows[: first.end])] + [str(first.pk)]
     assert [index for _, index in opened] == expected
     driver.execute_script("document.querySelectorAll('.flash').forEach(e => e.classList.remove('flash'))")
-    driver.find_element(By.CSS_SELECTOR, f'.detection-link[data-detection="{first.pk}"]').click()
+    click(driver, driver.find_element(By.CSS_SELECTOR, f'.detection-link[data-detection="{first.pk}"]'))
     flashed = wait_until(driver, FLASHED.replace("return", "const f =", 1) + " return f.length ? f : null;")
     assert [index for _, index in flashed] == expected
     assert driver.execute_script("return pageErrors") == []
@@ -167,7 +167,7 @@ def test_the_time_axis_toggle_redraws_the_timeline_in_seconds(
     title = "return document.querySelector('#timeline-plot .g-xtitle').textContent"
     assert driver.execute_script(title).startswith("stream position")
 
-    driver.find_element(By.CSS_SELECTOR, '.axis-toggle button[data-axis="time"]').click()
+    click(driver, driver.find_element(By.CSS_SELECTOR, '.axis-toggle button[data-axis="time"]'))
 
     assert wait_until(driver, title + " === 'time (s)'")
     pressed = [b.get_attribute("aria-pressed") for b in driver.find_elements(By.CSS_SELECTOR, ".axis-toggle button")]

@@ -4,8 +4,10 @@ outcome line; the imported line links to the session."""
 
 from __future__ import annotations
 
+import pytest
 from selenium.webdriver.common.by import By
 
+from loopguard_site.celery import app as celery_app
 from loopguard_site.transcripts.models import Session
 from tests.browser import login, wait_for
 from tests.members import member
@@ -13,6 +15,13 @@ from tests.shared_paths import FORMATS_DIR, REPO_ROOT
 
 OPENAI = FORMATS_DIR / "openai_stream/vercel__ai__deepseek-tool-call.chunks.txt"
 TRUNCATED = b'{"type": "turn"}\n{"type": "content", "text": "abc'
+
+
+@pytest.fixture(autouse=True)
+def scans_wait(monkeypatch, unconsumed_queue) -> None:
+    """No worker runs here: an import's scan waits in a queue of its own
+    (the tests that need it run it themselves)."""
+    monkeypatch.setitem(celery_app.conf, "task_default_queue", unconsumed_queue)
 
 
 def outcome_lines(driver) -> list[list[str]]:
