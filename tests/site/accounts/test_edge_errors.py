@@ -109,11 +109,13 @@ def test_live_ingest_while_the_channel_layer_is_unreachable_is_a_503_and_stored_
     assert Event.objects.filter(session=session).count() == 1
 
 
-def terminate_the_copy(url: str, done: threading.Event) -> None:
-    """Hold the events table locked, wait for a COPY into it to queue behind
-    the lock, and terminate that backend: the connection drops mid-COPY."""
+def terminate_the_copy(url: str, locked: threading.Event, done: threading.Event) -> None:
+    """Hold the events table locked (then set `locked`), wait for a COPY into
+    it to queue behind the lock, and terminate that backend: the connection
+    drops mid-COPY."""
     with psycopg.connect(url) as holder, psycopg.connect(url, autocommit=True) as killer:
         holder.execute("LOCK TABLE transcripts_event IN EXCLUSIVE MODE")
+        locked.set()
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             row = killer.execute(
@@ -129,9 +131,10 @@ def terminate_the_copy(url: str, done: threading.Event) -> None:
 
 @pytest.mark.django_db(transaction=True)
 def test_the_database_dropped_during_an_imports_copy_is_a_503_and_nothing_is_stored(live_services, api):
-    done = threading.Event()
-    threading.Thread(target=terminate_the_copy, args=(database_url(connection.settings_dict), done)).start()
+    locked, done = threading.Event(), threading.Event()
+    threading.Thread(target=terminate_the_copy, args=(database_url(connection.settings_dict), locked, done)).start()
     body = "".join(json.dumps({"type": "content", "text": f"{n} "}) + "\n" for n in range(50)).encode()
+    assert locked.wait(60)  # else the import may finish before the lock is taken
 
     response = api.post("/api/sessions?format=events", body, content_type="application/x-ndjson")
 
