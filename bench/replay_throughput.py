@@ -102,13 +102,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="40 sessions instead of 200")
     parser.add_argument("--sessions", type=int, default=None, help="number of sessions (default 200, --quick 40)")
     parser.add_argument("--profile", action="append", default=None, help="profile to replay through (default: default)")
+    parser.add_argument("--database", default=DATABASE, help=f"database to create and drop (default {DATABASE})")
+    parser.add_argument("--redis-db", type=int, default=REDIS_DB, help=f"Redis db number (default {REDIS_DB})")
     add_corpus_argument(parser)
     args = parser.parse_args(argv)
     count = args.sessions or (40 if args.quick else 200)
     profiles = args.profile or ["default"]
     files = session_files(count, args.corpus)
     logs = Path(tempfile.mkdtemp(prefix="loopguard-bench-replay-"))
-    with bench_lab(DATABASE, REDIS_DB) as env, processes() as workers:
+    with bench_lab(args.database, args.redis_db) as env, processes() as workers:
         from loopguard_site.celery import app
 
         start = time.perf_counter()

@@ -95,10 +95,12 @@ def job_runs_of_session(*, job_id: int, session_id: int) -> list[ReplayRun]:
     return list(ReplayRun.objects.filter(job_id=job_id, session_id=session_id).select_related("session").order_by("id"))
 
 
-def job_queued_session_ids(*, job_id: int, after_session_id: int, limit: int) -> list[int]:
-    """The next `limit` sessions (by id, after `after_session_id`) with a queued run."""
+def job_queued_sessions(*, job_id: int, after_session_id: int, limit: int) -> list[tuple[int, int]]:
+    """(id, event count) of the next `limit` sessions (by id, after
+    `after_session_id`) with a queued run."""
     runs = ReplayRun.objects.filter(job_id=job_id, session_id__gt=after_session_id, state=ReplayRun.State.QUEUED)
-    return list(runs.order_by("session_id").values_list("session_id", flat=True).distinct()[:limit])
+    sessions = runs.order_by("session_id").values_list("session_id", "session__event_count").distinct()
+    return list(sessions[:limit])
 
 
 def session_detections(*, session_id: int, profile: str | None = None) -> QuerySet[Detection]:

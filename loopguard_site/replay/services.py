@@ -14,7 +14,8 @@ run's results, so a redelivered task can neither lose nor double-count one.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, fields
 from datetime import datetime, timedelta
 from functools import partial
 
@@ -32,7 +33,7 @@ from detector.config import Config
 from loopguard_site.accounts.models import Project
 from loopguard_site.accounts.services import default_project
 from loopguard_site.transcripts.models import Session
-from loopguard_site.transcripts.selectors import session_event_stream
+from loopguard_site.transcripts.selectors import session_event_stream, sessions_event_streams
 
 from .messages import send_job_progress
 from .models import CheckpointEvaluation, Detection, ReplayJob, ReplayRun, SessionVerdict
@@ -40,7 +41,7 @@ from .monitors import profile_monitor
 from .selectors import (
     SESSION_FILTER_KEYS,
     existing_session_ids,
-    job_queued_session_ids,
+    job_queued_sessions,
     job_runs_of_session,
     profile_names,
     replay_config,
@@ -49,7 +50,13 @@ from .selectors import (
 )
 
 ROW_BATCH = 1000  # rows per INSERT
-DISPATCH_CHUNK = 500  # session tasks one dispatcher task enqueues
+DISPATCH_CHUNK = 500  # sessions one dispatcher task enqueues the tasks of
+# A session task replays a chunk of sessions, so that its fixed cost (the
+# task, a transaction, a dozen queries) is paid per chunk rather than per
+# session; bounded so that a task stays a fraction of a second of work (the
+# job's counters move, and a lost task is replayed again, per chunk).
+SESSIONS_PER_TASK = 100
+TASK_EVENTS = 50_000  # events fed to monitors (events × profiles)
 # A worker tells a job's sockets its counters when it finishes and otherwise
 # at most this often: a message costs about 25 ms, a short session's replay less.
 PROGRESS_INTERVAL_S = 0.5
@@ -80,6 +87,9 @@ class ReplaySummary:
     first_detection_type: str = ""
     first_detection_seq: int | None = None
     spent_after_loop: int | None = None
+
+
+SUMMARY_FIELDS = [field.name for field in fields(ReplaySummary)]
 
 
 def replay_summary(found: list[tuple[int, Found]], ctx: StreamContext) -> ReplaySummary:
@@ -147,14 +157,38 @@ def replay_session_profiles(
     place of a summary (`ReplayError` for an event its monitor refuses),
     stores nothing, and the others go on. Database outages propagate."""
     config = config or replay_config(session.project_id)
+    replays = _profile_replays(session, [profile for profile, _ in runs], config, session_event_stream(session.pk))
+    outcomes: list[ReplaySummary | Exception] = []
+    for (profile, run), replay in zip(runs, replays, strict=True):
+        if isinstance(replay, Exception):
+            outcomes.append(replay)
+            continue
+        result = _Result(session, profile, run, replay)
+        try:
+            with transaction.atomic():
+                _results_store([result])
+        except (OperationalError, InterfaceError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - this profile's alone
+            outcomes.append(exc)
+            continue
+        outcomes.append(result.summary)
+    return outcomes
+
+
+def _profile_replays(
+    session: Session, profiles: list[str], config: Config, events: Iterable[tuple[int, dict]]
+) -> list[_ProfileReplay | Exception]:
+    """Each profile's Monitor fed the session's `events` (seq, event), or the
+    exception that stopped it: a profile that fails fails alone."""
     replays: list[_ProfileReplay | Exception] = []
-    for profile, _ in runs:
+    for profile in profiles:
         try:
             replays.append(_ProfileReplay(profile_monitor(config.select(profile), model=session.model)))
         except Exception as exc:  # noqa: BLE001 - a profile that cannot start fails alone
             replays.append(exc)
     feeding = [replay for replay in replays if isinstance(replay, _ProfileReplay)]
-    for seq, event in session_event_stream(session.pk):
+    for seq, event in events:
         failed = False
         for replay in feeding:
             try:
@@ -165,53 +199,73 @@ def replay_session_profiles(
                 replay.error, failed = exc, True
         if failed:
             feeding = [replay for replay in feeding if replay.error is None]
-    outcomes: list[ReplaySummary | Exception] = []
-    for (profile, run), replay in zip(runs, replays, strict=True):
-        if isinstance(replay, Exception) or replay.error is not None:
-            outcomes.append(replay if isinstance(replay, Exception) else replay.error)
-            continue
-        try:
-            outcomes.append(_replay_store(session, profile, run, replay))
-        except (OperationalError, InterfaceError):
-            raise
-        except Exception as exc:  # noqa: BLE001 - this profile's alone
-            outcomes.append(exc)
-    return outcomes
+    return [
+        replay.error if isinstance(replay, _ProfileReplay) and replay.error is not None else replay
+        for replay in replays
+    ]
 
 
-def _replay_store(session: Session, profile: str, run: ReplayRun | None, replay: _ProfileReplay) -> ReplaySummary:
-    summary = replay_summary(replay.found, replay.monitor.ctx)
-    with transaction.atomic():
-        # One writer per session at a time: two replays of the same pair
-        # (a duplicate delivery) must not both delete, then both insert.
-        list(Session.objects.select_for_update().filter(pk=session.pk).values_list("pk"))
-        _results_replace(session, profile, run, replay.found, replay.checkpoints)
-        if run is not None:
-            _run_finished(run, ReplayRun.State.DONE, summary=summary)
-    return summary
+class _Result:
+    """A profile's replay of a session, to store (with its run, if any)."""
+
+    def __init__(self, session: Session, profile: str, run: ReplayRun | None, replay: _ProfileReplay):
+        self.session, self.profile, self.run, self.replay = session, profile, run, replay
+        self.summary = replay_summary(replay.found, replay.monitor.ctx)
 
 
-def _results_replace(
-    session: Session,
-    profile: str,
-    run: ReplayRun | None,
-    found: list[tuple[int, Found]],
-    checkpoints: list[tuple[int, Checkpoint]],
-) -> None:
-    Detection.objects.filter(session=session, profile=profile).delete()
-    CheckpointEvaluation.objects.filter(session=session, profile=profile).delete()
+def detection_row(*, session_id: int, profile: str, run: ReplayRun | None, seq: int, found: Found) -> Detection:
+    """The row storing a detection the monitor found at event `seq`."""
+    return Detection(session_id=session_id, profile=profile, run=run, event_seq=seq, **asdict(found))
+
+
+def _results_store(results: list[_Result]) -> None:
+    """Store each result in place of its session × profile's earlier
+    detections, checkpoint evaluations and verdict, and finish its run (call
+    inside a transaction): a few bulk statements for any number of results.
+    A session deleted meanwhile is left out."""
+    # One writer per session at a time (in id order, so two writers cannot
+    # deadlock): two replays of the same pair (a duplicate delivery) must not
+    # both delete, then both insert.
+    locked = Session.objects.select_for_update().filter(pk__in={r.session.pk for r in results}).order_by("pk")
+    alive = set(locked.values_list("pk", flat=True))
+    results = [result for result in results if result.session.pk in alive]
+    if not results:
+        return
+    pairs = Q()
+    for profile in {result.profile for result in results}:
+        ids = [result.session.pk for result in results if result.profile == profile]
+        pairs |= Q(profile=profile, session_id__in=ids)
+    Detection.objects.filter(pairs).delete()
+    CheckpointEvaluation.objects.filter(pairs).delete()
+    SessionVerdict.objects.filter(pairs).delete()
     rows = Detection.objects.bulk_create(
-        [Detection(session=session, profile=profile, run=run, event_seq=seq, **asdict(d)) for seq, d in found],
+        [
+            detection_row(session_id=result.session.pk, profile=result.profile, run=result.run, seq=seq, found=d)
+            for result in results
+            for seq, d in result.replay.found
+        ],
         batch_size=ROW_BATCH,
     )
-    SessionVerdict.objects.filter(session=session, profile=profile).delete()
-    session_verdict_add(session=session, profile=profile, rows=rows)
+    verdicts, taken = [], 0
+    for result in results:
+        found = rows[taken : taken + len(result.replay.found)]
+        taken += len(found)
+        verdicts.append(
+            SessionVerdict(
+                session_id=result.session.pk,
+                profile=result.profile,
+                looped=bool(found),
+                detection_count=len(found),
+                **_verdict_first_fields(found[0] if found else None),
+            )
+        )
+    SessionVerdict.objects.bulk_create(verdicts, batch_size=ROW_BATCH)
     CheckpointEvaluation.objects.bulk_create(
         (
             CheckpointEvaluation(
-                session=session,
-                profile=profile,
-                run=run,
+                session_id=result.session.pk,
+                profile=result.profile,
+                run=result.run,
                 event_seq=seq,
                 detector=c.detector,
                 channel=c.channel,
@@ -222,19 +276,21 @@ def _results_replace(
                 result=c.result,
                 turn=c.turn,
             )
-            for seq, c in checkpoints
+            for result in results
+            for seq, c in result.replay.checkpoints
         ),
         batch_size=ROW_BATCH,
     )
+    _runs_finished(
+        [(result.run, ReplayRun.State.DONE, result.summary, "") for result in results if result.run is not None]
+    )
 
 
-def session_verdict_add(*, session: Session, profile: str, rows: list[Detection]) -> None:
-    """Count newly stored detection rows (in firing order) on the session ×
-    profile's verdict, creating it (clean when there are none); the first row
-    ever stored stays its first detection. Call inside the transaction that
-    stored the rows."""
-    first = rows[0] if rows else None
-    fields = {} if first is None else {
+def _verdict_first_fields(first: Detection | None) -> dict:
+    """A verdict's fields naming its first detection (none when clean)."""
+    if first is None:
+        return {}
+    return {
         "first_detection_id": first.pk,
         "first_detection_seq": first.event_seq,
         "first_detection_channel": first.channel,
@@ -242,7 +298,15 @@ def session_verdict_add(*, session: Session, profile: str, rows: list[Detection]
         "first_detection_type": first.type,
         "first_detection_start": first.start,
         "first_detection_at": first.at,
-    }  # fmt: skip
+    }
+
+
+def session_verdict_add(*, session: Session, profile: str, rows: list[Detection]) -> None:
+    """Count newly stored detection rows (in firing order) on the session ×
+    profile's verdict, creating it (clean when there are none); the first row
+    ever stored stays its first detection. Call inside the transaction that
+    stored the rows."""
+    fields = _verdict_first_fields(rows[0] if rows else None)
     verdict, created = SessionVerdict.objects.select_for_update().get_or_create(
         session=session, profile=profile, defaults={"looped": bool(rows), "detection_count": len(rows), **fields}
     )
@@ -257,22 +321,44 @@ def session_verdict_add(*, session: Session, profile: str, rows: list[Detection]
 def _run_finished(
     run: ReplayRun, state: str, *, summary: ReplaySummary | None = None, error: str = "", holding: Q | None = None
 ) -> None:
-    """Mark the run finished and count it on its job (call inside a
-    transaction), if it is still `holding` (default: running). A duplicate
-    of a task that finishes the same run again counts nothing."""
-    fields = asdict(summary) if summary is not None else {}
-    holding = Q(state=ReplayRun.State.RUNNING) if holding is None else holding
-    if not ReplayRun.objects.filter(holding, pk=run.pk).update(
-        state=state, error=error, finished=timezone.now(), **fields
-    ):
+    """`_runs_finished` for one run."""
+    _runs_finished([(run, state, summary, error)], holding=holding)
+
+
+def _runs_finished(
+    finished: list[tuple[ReplayRun, str, ReplaySummary | None, str]], *, holding: Q | None = None
+) -> None:
+    """Mark each run (with its state, summary and error) finished and count
+    it on its job (call inside a transaction), if it is still `holding`
+    (default: running). A duplicate of a task that finishes the same run
+    again counts nothing."""
+    if not finished:
         return
-    failed = 1 if state == ReplayRun.State.FAILED else 0
-    ReplayJob.objects.filter(pk=run.job_id).update(done=F("done") + 1, failed=F("failed") + failed)
-    # The last run to finish closes a running job: failed if every run failed.
-    ReplayJob.objects.filter(pk=run.job_id, state=ReplayJob.State.RUNNING, done=F("total")).update(
-        state=Case(When(failed=F("total"), then=Value(ReplayJob.State.FAILED)), default=Value(ReplayJob.State.DONE)),
-        finished=timezone.now(),
+    holding = Q(state=ReplayRun.State.RUNNING) if holding is None else holding
+    ids = [run.pk for run, *_ in finished]
+    held = set(
+        ReplayRun.objects.select_for_update().filter(holding, pk__in=ids).order_by("pk").values_list("pk", flat=True)
     )
+    now, changed, counts = timezone.now(), [], {}
+    for run, state, summary, error in finished:
+        if run.pk not in held:
+            continue
+        run.state, run.error, run.finished = state, error, now
+        for field, value in asdict(summary or ReplaySummary()).items():
+            setattr(run, field, value)
+        changed.append(run)
+        done, failed = counts.get(run.job_id, (0, 0))
+        counts[run.job_id] = (done + 1, failed + (state == ReplayRun.State.FAILED))
+    ReplayRun.objects.bulk_update(changed, ["state", "error", "finished", *SUMMARY_FIELDS], batch_size=ROW_BATCH)
+    for job_id, (done, failed) in counts.items():
+        ReplayJob.objects.filter(pk=job_id).update(done=F("done") + done, failed=F("failed") + failed)
+        # The last run to finish closes a running job: failed if every run failed.
+        ReplayJob.objects.filter(pk=job_id, state=ReplayJob.State.RUNNING, done=F("total")).update(
+            state=Case(
+                When(failed=F("total"), then=Value(ReplayJob.State.FAILED)), default=Value(ReplayJob.State.DONE)
+            ),
+            finished=now,
+        )
 
 
 def _claimable(claim: str) -> Q:
@@ -290,24 +376,77 @@ def replay_run_claim(*, run_id: int, claim: str) -> bool:
 
 
 def replay_job_session_execute(*, job_id: int, session_id: int, claim: str) -> None:
-    """Replay one session through each profile of the job whose run this task
-    can claim (see `replay_run_claim`), reading its events once for all of
-    them; a run that fails is recorded as failed and the others go on.
-    Database outages propagate, for the task to retry."""
-    claimed = [
-        run
-        for run in job_runs_of_session(job_id=job_id, session_id=session_id)
-        if replay_run_claim(run_id=run.pk, claim=claim)
-    ]
-    if not claimed:
+    """`replay_job_sessions_execute` for one session."""
+    replay_job_sessions_execute(job_id=job_id, session_ids=[session_id], claim=claim)
+
+
+def replay_job_sessions_execute(*, job_id: int, session_ids: list[int], claim: str) -> None:
+    """Replay a chunk of the job's sessions (one task's), each through every
+    profile of the job whose run this task can claim (see
+    `replay_run_claim`), its events read once for all of them, and with the
+    next sessions' (`sessions_event_streams`). A session's runs are claimed
+    when the task reaches it, so a job cancelled meanwhile stops at the next
+    session, and one deleted meanwhile is skipped. The chunk's results are
+    stored, its runs finished and counted, in one transaction at the end; a
+    run that fails is recorded as failed and the others go on. Database
+    outages propagate, for the task to retry (it re-claims the same runs)."""
+    sessions = Session.objects.only("project_id", "model", "event_count").in_bulk(session_ids)
+    chunk = [(pk, sessions[pk].event_count) for pk in session_ids if pk in sessions]
+    configs: dict[int, Config] = {}
+    results: list[_Result] = []
+    failed: list[tuple[ReplayRun, str, ReplaySummary | None, str]] = []
+    for session_id, events in sessions_event_streams(chunk):
+        claimed = _session_runs_claim(job_id=job_id, session_id=session_id, claim=claim)
+        if not claimed:
+            continue
+        if not results and not failed:
+            _job_started(job_id)
+        session = sessions[session_id]
+        if session.project_id not in configs:
+            configs[session.project_id] = replay_config(session.project_id)
+        replays = _profile_replays(session, [run.profile for run in claimed], configs[session.project_id], events)
+        for run, replay in zip(claimed, replays, strict=True):
+            if isinstance(replay, Exception):
+                failed.append((run, ReplayRun.State.FAILED, None, f"{type(replay).__name__}: {replay}"))
+            else:
+                results.append(_Result(session, run.profile, run, replay))
+    if results or failed:
+        _chunk_store(results, failed)
+        _progress(job_id)
+
+
+def _chunk_store(results: list[_Result], failed: list[tuple[ReplayRun, str, ReplaySummary | None, str]]) -> None:
+    """Store a chunk's results and finish its failed runs in one transaction;
+    should the database refuse one result (anything but an outage), each is
+    stored in a transaction of its own, and the one refused fails its run."""
+    try:
+        with transaction.atomic():
+            _results_store(results)
+            _runs_finished(failed)
         return
-    _job_started(job_id)
-    outcomes = replay_session_profiles(session=claimed[0].session, runs=[(run.profile, run) for run in claimed])
-    for run, outcome in zip(claimed, outcomes, strict=True):
-        if isinstance(outcome, Exception):
+    except (OperationalError, InterfaceError):
+        raise
+    except Exception:  # noqa: BLE001 - storing each result alone finds out which
+        pass
+    for result in results:
+        try:
             with transaction.atomic():
-                _run_finished(run, ReplayRun.State.FAILED, error=f"{type(outcome).__name__}: {outcome}")
-    _progress(job_id)
+                _results_store([result])
+        except (OperationalError, InterfaceError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - this result's alone
+            failed.append((result.run, ReplayRun.State.FAILED, None, f"{type(exc).__name__}: {exc}"))
+    with transaction.atomic():
+        _runs_finished(failed)
+
+
+def _session_runs_claim(*, job_id: int, session_id: int, claim: str) -> list[ReplayRun]:
+    """The session's runs of the job this task takes (see `replay_run_claim`), by id."""
+    ReplayRun.objects.filter(_claimable(claim), job_id=job_id, session_id=session_id).update(
+        state=ReplayRun.State.RUNNING, claimed_by=claim, attempts=F("attempts") + 1, started=timezone.now()
+    )
+    runs = ReplayRun.objects.filter(job_id=job_id, session_id=session_id, state=ReplayRun.State.RUNNING)
+    return list(runs.filter(claimed_by=claim).order_by("id"))
 
 
 def replay_session_runs_abandon(*, job_id: int, session_id: int, claim: str, error: str) -> None:
@@ -392,8 +531,13 @@ def queued_runs_execute_here(*, session_ids: list[int]) -> None:
     lives in the lab's process); a task that reaches them later finds
     nothing to claim."""
     runs = ReplayRun.objects.filter(session_id__in=session_ids, state=ReplayRun.State.QUEUED)
+    by_job: dict[int, list[int]] = {}
     for job_id, session_id in runs.values_list("job_id", "session_id").distinct().order_by("job_id", "session_id"):
-        replay_job_session_execute(job_id=job_id, session_id=session_id, claim=f"local-{job_id}")
+        by_job.setdefault(job_id, []).append(session_id)
+    for job_id, ids in by_job.items():
+        for start in range(0, len(ids), SESSIONS_PER_TASK):
+            chunk = ids[start : start + SESSIONS_PER_TASK]
+            replay_job_sessions_execute(job_id=job_id, session_ids=chunk, claim=f"local-{job_id}")
 
 
 def replay_targets(
@@ -474,12 +618,27 @@ def replay_job_enqueue_chunk(*, job_id: int, after_session_id: int, queue: str |
     job = ReplayJob.objects.filter(pk=job_id).exclude(state=ReplayJob.State.CANCELLED).first()
     if job is None:
         return
-    session_ids = job_queued_session_ids(job_id=job_id, after_session_id=after_session_id, limit=DISPATCH_CHUNK)
+    sessions = job_queued_sessions(job_id=job_id, after_session_id=after_session_id, limit=DISPATCH_CHUNK)
     with replay_session_runs.app.producer_or_acquire() as producer:
-        for session_id in session_ids:
-            replay_session_runs.apply_async((job_id, session_id), queue=queue, producer=producer)
-    if len(session_ids) == DISPATCH_CHUNK:
-        _dispatch(job_id, session_ids[-1], queue)
+        for session_ids in task_chunks(sessions, profiles=len(job.profiles)):
+            replay_session_runs.apply_async((job_id, session_ids), queue=queue, producer=producer)
+    if len(sessions) == DISPATCH_CHUNK:
+        _dispatch(job_id, sessions[-1][0], queue)
+
+
+def task_chunks(sessions: list[tuple[int, int]], *, profiles: int) -> Iterator[list[int]]:
+    """The ids of `sessions` (id, event count) in chunks of one session task
+    each: up to SESSIONS_PER_TASK sessions, closed at the session that
+    brings the events fed to monitors (events × `profiles`) to TASK_EVENTS."""
+    chunk, fed = [], 0
+    for session_id, events in sessions:
+        chunk.append(session_id)
+        fed += events * profiles
+        if len(chunk) == SESSIONS_PER_TASK or fed >= TASK_EVENTS:
+            yield chunk
+            chunk, fed = [], 0
+    if chunk:
+        yield chunk
 
 
 def replay_jobs_requeue_stale(*, now: datetime) -> list[int]:

@@ -1,8 +1,9 @@
 """Celery tasks of replay jobs: thin interfaces to the services.
 
 Both are acknowledged late and rejected (so redelivered) when their worker
-dies: a session task that ran halfway runs again under the same task id,
-re-claims its runs and replaces their results, so nothing is doubled. A
+dies: a session task (a chunk of sessions) that ran halfway runs again under
+the same task id, re-claims its runs and replaces their results, so nothing
+is doubled. A
 database outage is retried with backoff, under the same task id too.
 """
 
@@ -11,17 +12,18 @@ from __future__ import annotations
 from celery import Task, shared_task
 from django.db import InterfaceError, OperationalError
 
-from .services import replay_job_enqueue_chunk, replay_job_session_execute, replay_session_runs_abandon
+from .services import replay_job_enqueue_chunk, replay_job_sessions_execute, replay_session_runs_abandon
 
 
 class SessionRunsTask(Task):
     def on_failure(self, exc, task_id, args, kwargs, einfo) -> None:
         # Out of retries (or a bug): fail the session's runs rather than leave
         # them running forever, so the job still finishes.
-        job_id, session_id = args
-        replay_session_runs_abandon(
-            job_id=job_id, session_id=session_id, claim=task_id, error=f"{type(exc).__name__}: {exc}"
-        )
+        job_id, session_ids = args
+        for session_id in session_ids:
+            replay_session_runs_abandon(
+                job_id=job_id, session_id=session_id, claim=task_id, error=f"{type(exc).__name__}: {exc}"
+            )
 
 
 RELIABLE = {
@@ -42,5 +44,5 @@ def replay_job_dispatch(self, job_id: int, after_session_id: int = 0) -> None:
 
 
 @shared_task(base=SessionRunsTask, **RELIABLE)
-def replay_session_runs(self, job_id: int, session_id: int) -> None:
-    replay_job_session_execute(job_id=job_id, session_id=session_id, claim=self.request.id)
+def replay_session_runs(self, job_id: int, session_ids: list[int]) -> None:
+    replay_job_sessions_execute(job_id=job_id, session_ids=session_ids, claim=self.request.id)

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 
@@ -171,6 +171,35 @@ def session_event_stream(session_id: int) -> Iterator[tuple[int, dict]]:
         if len(rows) < chunk:
             return
         after = rows[-1][0]
+
+
+def sessions_event_streams(sessions: Sequence[tuple[int, int]]) -> Iterator[tuple[int, Iterator[tuple[int, dict]]]]:
+    """(session id, `session_event_stream` of it) for each session given as
+    (id, event count), in order; consume each stream before asking for the
+    next. Consecutive sessions of up to EVENT_READ_CHUNK events together are
+    read in one query (a replay of many short sessions pays one round trip
+    per chunk, not per session), a larger one as `session_event_stream`
+    reads it. Each event is decoded only when its stream is consumed."""
+    index = 0
+    while index < len(sessions):
+        group, events = [], 0
+        for session_id, count in sessions[index:]:
+            if group and events + count > EVENT_READ_CHUNK:
+                break
+            group.append(session_id)
+            events += count
+        index += len(group)
+        if events > EVENT_READ_CHUNK:  # one session, too large for one query
+            yield group[0], session_event_stream(group[0])
+            continue
+        rows = Event.objects.filter(session_id__in=group).order_by("session_id", "seq")
+        texts: dict[int, list[tuple[int, str]]] = {}
+        for session_id, seq, text in rows.annotate(text=Cast("data", TextField())).values_list(
+            "session_id", "seq", "text"
+        ):
+            texts.setdefault(session_id, []).append((seq, text))
+        for session_id in group:
+            yield session_id, ((seq, event_from_json(text)) for seq, text in texts.get(session_id, ()))
 
 
 def session_filter_options(among: QuerySet[Session]) -> dict[str, list[str]]:

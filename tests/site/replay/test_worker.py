@@ -65,11 +65,11 @@ def test_a_worker_process_replays_the_job_and_progress_arrives_over_the_websocke
 
     assert connected == (True, None)
     progress = {"id": job.pk, "failed": 0, "total": 4}
-    # One task per session replays both its profiles (one read of its
-    # events), then sends the counters: its first for the job always goes.
+    # One task replays the chunk of both sessions, each through both its
+    # profiles (one read of its events), stores the chunk's results in one
+    # transaction, then sends the counters.
     assert messages == [
         {**progress, "state": "queued", "done": 0},
-        {**progress, "state": "running", "done": 2},
         {**progress, "state": "done", "done": 4},
     ], worker.log.read_text()
     for name, session in sessions.items():
