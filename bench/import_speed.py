@@ -8,14 +8,22 @@ session as an OpenAI chat completion stream (one chunk a line). The parse
 column is `parse_bytes` alone; store is the rest (the storable check, the
 session row, the events, the raw upload). Sessions are deleted afterwards.
 
+On a shared machine wall time says as much about the load as about the
+code, so each size is imported `--repeat` times (min and median shown) and
+the CPU seconds are counted beside it: the importing process's own
+while `session_import_file` runs (`python CPU`) and, on PostgreSQL, its server process's (`server CPU`, from
+/proc: the database must run on this machine), both per million events.
+
     .venv/bin/python bench/import_speed.py                 # SQLite in .data/ (the embedded lab)
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/loopguard .venv/bin/python bench/import_speed.py
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/loopguard .venv/bin/python bench/import_speed.py --repeat 5
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -30,6 +38,7 @@ django.setup()
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 
+from bench.lab_processes import cpu_seconds, load_average  # noqa: E402
 from detector.importers import parse_bytes  # noqa: E402
 from loopguard_site.transcripts.models import Session  # noqa: E402
 from loopguard_site.transcripts.services import session_import_file  # noqa: E402
@@ -59,33 +68,62 @@ def openai_file(events: int) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-def measure(name: str, data: bytes) -> tuple[int, float, float]:
+def server_pid() -> int | None:
+    """The PostgreSQL server process of this connection (None on SQLite)."""
+    if connection.vendor != "postgresql":
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return cursor.fetchone()[0]
+
+
+def measure(name: str, data: bytes) -> tuple[int, float, float, float, float]:
+    """Events, parse seconds, store seconds, python CPU seconds and server CPU seconds of one import."""
+    server = server_pid()
     start = time.perf_counter()
     parse_bytes(data, name)
     parsed = time.perf_counter()
+    server_before = cpu_seconds(server) if server else 0.0
+    cpu_before = time.process_time()
     session = session_import_file(data=data, filename=name)
     total = time.perf_counter() - parsed
+    cpu = time.process_time() - cpu_before
+    server_cpu = cpu_seconds(server) - server_before if server else 0.0
     count = session.event_count
     Session.objects.filter(pk=session.pk).delete()
     # session_import_file parses again: its store time is its total minus one parse
     parse = parsed - start
-    return count, parse, total - parse
+    return count, parse, total - parse, cpu, server_cpu
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3, help="imports of each size (default 3)")
+    args = parser.parse_args(argv)
     call_command("migrate", verbosity=0)
-    print(f"database: {connection.vendor}")
-    print(f"{'format':<8} {'events':>8} {'MB':>6} {'parse s':>8} {'store s':>8} {'total s':>8} {'events/s':>9}")
+    print(f"database: {connection.vendor}; {load_average()}")
+    print(
+        "| format | events | MB | parse s | store s | total s (min, median) | events/s (best, median)"
+        " | python CPU s/M events | server CPU s/M events |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
     for size in SIZES:
         for fmt, build in (("events", events_file), ("openai", openai_file)):
             data = build(size)
-            count, parse, store = measure(f"bench.{fmt}", data)
-            total = parse + store
+            runs = [measure(f"bench.{fmt}", data) for _ in range(args.repeat)]
+            count = runs[0][0]
+            totals = [parse + store for _, parse, store, _, _ in runs]
+            million = count / 1e6
+            python = statistics.median(cpu for *_, cpu, _ in runs) / million
+            server = statistics.median(server for *_, server in runs) / million
             print(
-                f"{fmt:<8} {count:>8} {len(data) / 1e6:>6.1f} {parse:>8.2f} {store:>8.2f} {total:>8.2f} "
-                f"{count / total:>9.0f}",
+                f"| {fmt} | {count:,} | {len(data) / 1e6:.1f} | {statistics.median(r[1] for r in runs):.2f}"
+                f" | {statistics.median(r[2] for r in runs):.2f} | {min(totals):.2f}, {statistics.median(totals):.2f}"
+                f" | {count / min(totals):,.0f}, {count / statistics.median(totals):,.0f}"
+                f" | {python:.2f} | {server:.2f} |",
                 flush=True,
             )
+    print(load_average())
 
 
 if __name__ == "__main__":

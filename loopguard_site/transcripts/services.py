@@ -17,7 +17,7 @@ from loopguard_site.replay.selectors import scan_profile_name
 from loopguard_site.replay.services import sessions_scan
 
 from .archives import ZipLimits, is_zip, zip_members
-from .event_rows import events_insert
+from .event_rows import event_json, events_insert
 from .models import RawUpload, Session, Tag
 from .raw_uploads import raw_upload_create
 from .storable import unstorable_event
@@ -43,12 +43,14 @@ def session_create_from_events(
     tags: Iterable[str] = (),
     state: str = Session.State.STORED,
     profile: str = "",
+    event_texts: Sequence[str] | None = None,
 ) -> Session:
     """Store a session of `project` (None: the project "default", as
     `loopguard import` without `--project`) with its events (already
-    validated, in stream order) and, when given, the raw upload — all of it
-    or, on any error, nothing. Who may write to which project, the callers
-    ask accounts.access."""
+    validated, in stream order; `event_texts`, when the caller has them, are
+    their `event_json`) and, when given, the raw upload — all of it or, on
+    any error, nothing. Who may write to which project, the callers ask
+    accounts.access."""
     session = Session.objects.create(
         project=project or default_project(),
         title=title,
@@ -64,7 +66,7 @@ def session_create_from_events(
     if names:
         Tag.objects.bulk_create([Tag(name=name) for name in names], ignore_conflicts=True)
         session.tags.set(Tag.objects.filter(name__in=names))
-    events_insert(session.pk, events)
+    events_insert(session.pk, events, event_texts)
     if raw is not None:
         raw_upload_create(session=session, filename=filename, raw=raw)
     return session
@@ -157,7 +159,8 @@ def session_import_file(
             " (LOOPGUARD_MAX_EVENTS)",
             file=filename,
         )
-    if problem := unstorable_event(transcript.events):
+    texts = [event_json(event) for event in transcript.events]  # encoded once: checked here, stored below
+    if problem := unstorable_event(transcript.events, "\n".join(texts)):
         number, field, what = problem
         raise TranscriptError(f"event {number} holds {what}, which cannot be stored", file=filename, field=field)
     basename = PurePosixPath((raw_name or filename).replace("\\", "/")).name or "upload"
@@ -168,6 +171,7 @@ def session_import_file(
         source_format=transcript.format,
         parser_version=transcript.parser_version,
         events=transcript.events,
+        event_texts=texts,
         raw=data,
         profile=scan_profile_name((project or default_project()).pk, model),
         filename=basename[:FILENAME_MAX],

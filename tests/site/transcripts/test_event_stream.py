@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from loopguard_site.transcripts import selectors
 from loopguard_site.transcripts.event_rows import event_from_json, event_json
-from loopguard_site.transcripts.selectors import session_event_stream
+from loopguard_site.transcripts.selectors import session_event_stream, sessions_event_streams
 from loopguard_site.transcripts.services import session_create_from_events
 
 TRICKY_TEXTS = [
@@ -73,3 +73,23 @@ def test_a_text_chunk_decodes_as_json_loads_does_in_both_key_orders(kind, text):
 def test_any_event_decodes_as_json_loads_does(event):
     for stored in (event_json(event), json.dumps(event, ensure_ascii=False, sort_keys=True)):
         assert event_from_json(stored) == json.loads(stored)
+
+
+@pytest.mark.parametrize("stale_counts", [False, True])
+@pytest.mark.parametrize("chunk", [1, 5, 10_000])
+@pytest.mark.django_db
+def test_sessions_read_together_each_give_their_own_events_in_order(chunk, stale_counts, monkeypatch):
+    # `chunk` 5: the first two sessions in one query, the third alone (too
+    # large, read by keyset), the last alone. A count gone stale (a live
+    # session grew) changes how sessions are grouped, not what is read.
+    monkeypatch.setattr(selectors, "EVENT_READ_CHUNK", chunk)
+    sizes = [3, 0, len(EVENTS), 1]
+    sessions = [
+        session_create_from_events(title="t", model="m", source_format="events", parser_version="1", events=EVENTS[:n])
+        for n in sizes
+    ]
+    given = [(session.pk, 0 if stale_counts else session.event_count) for session in sessions]
+
+    read = [(session_id, list(stream)) for session_id, stream in sessions_event_streams(given)]
+
+    assert read == [(s.pk, list(enumerate(EVENTS[:n], start=1))) for s, n in zip(sessions, sizes, strict=True)]
