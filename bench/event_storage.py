@@ -13,7 +13,9 @@ printed), alone and then feeding the `default` profile's Monitor:
 
 - rows, ORM JSON: `values_list("seq", "data").iterator(2000)`, the replay before;
 - rows, text + fast path: `session_event_stream` (keyset chunks of JSON
-  text, `event_from_json`), the replay now;
+  text, `event_from_json`), a query per session, the replay at 3227c70;
+- rows, sessions together: `sessions_event_streams` (the sessions of up to
+  10,000 events together in one query), the replay now;
 - segments: fetch, decompress, split lines, `event_from_json`.
 
     .venv/bin/python bench/event_storage.py            # 200 sessions
@@ -38,6 +40,7 @@ from bench.replay_throughput import import_sessions, session_files  # noqa: E402
 DATABASE = "loopguard_bench_storage"
 REDIS_DB = 9
 SEGMENT_TABLE = "bench_event_segment"
+Streams = Callable[[list[int]], Iterator[tuple[int, Iterator[dict]]]]  # session ids -> (id, its events)
 
 
 def segments_write(session_ids: list[int], size: int) -> tuple[float, int]:
@@ -81,6 +84,20 @@ def rows_text(session_id: int) -> Iterator[dict]:
         yield event
 
 
+def rows_together(session_ids: list[int]) -> Iterator[tuple[int, Iterator[dict]]]:
+    from loopguard_site.transcripts.models import Session
+    from loopguard_site.transcripts.selectors import sessions_event_streams
+
+    counts = dict(Session.objects.filter(pk__in=session_ids).values_list("pk", "event_count"))
+    for session_id, stream in sessions_event_streams([(pk, counts[pk]) for pk in session_ids]):
+        yield session_id, (event for _, event in stream)
+
+
+def one_by_one(read: Callable[[int], Iterator[dict]]) -> Streams:
+    """Read sessions one at a time with `read`."""
+    return lambda session_ids: ((session_id, read(session_id)) for session_id in session_ids)
+
+
 def segments(session_id: int) -> Iterator[dict]:
     from django.db import connection
 
@@ -94,19 +111,19 @@ def segments(session_id: int) -> Iterator[dict]:
             yield event_from_json(line)
 
 
-def timed(read: Callable[[int], Iterator[dict]], session_ids: list[int], models: dict, repeat: int) -> list[float]:
+def timed(streams: Streams, session_ids: list[int], models: dict, repeat: int) -> list[float]:
     from detector.monitor import Monitor
 
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
-        for session_id in session_ids:
+        for session_id, events in streams(session_ids):
             if models is None:
-                for _ in read(session_id):
+                for _ in events:
                     pass
             else:
                 monitor = Monitor("default", model=models[session_id])
-                for event in read(session_id):
+                for event in events:
                     monitor.feed(event)
         times.append(time.perf_counter() - start)
     return times
@@ -117,9 +134,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="40 sessions instead of 200")
     parser.add_argument("--segment", type=int, default=1000, help="events per segment (default 1000)")
     parser.add_argument("--repeat", type=int, default=3, help="timed passes per way (default 3)")
+    parser.add_argument("--database", default=DATABASE, help=f"database to create and drop (default {DATABASE})")
+    parser.add_argument("--redis-db", type=int, default=REDIS_DB, help=f"Redis db number (default {REDIS_DB})")
     args = parser.parse_args(argv)
     files = session_files(40 if args.quick else 200)
-    with bench_lab(DATABASE, REDIS_DB):
+    with bench_lab(args.database, args.redis_db):
         from django.db import connection
 
         from loopguard_site.transcripts.models import Event, Session
@@ -138,9 +157,10 @@ def main(argv: list[str] | None = None) -> int:
         print("| read | feeding | best s | mean s | events/s (best) | events/s (mean) |")
         print("|---|---|---|---|---|---|")
         ways = {
-            "rows, ORM JSON (replay before)": rows_orm,
-            "rows, JSON text + fast path (replay now)": rows_text,
-            "segments, zlib JSON Lines": segments,
+            "rows, ORM JSON (the first replay)": one_by_one(rows_orm),
+            "rows, JSON text + fast path, a session per query (replay at 3227c70)": one_by_one(rows_text),
+            "rows, JSON text + fast path, sessions together (replay now)": rows_together,
+            "segments, zlib JSON Lines": one_by_one(segments),
         }
         for feeding in ("nothing", "default Monitor"):
             for name, read in ways.items():
