@@ -339,17 +339,27 @@ def _runs_finished(
     held = set(
         ReplayRun.objects.select_for_update().filter(holding, pk__in=ids).order_by("pk").values_list("pk", flat=True)
     )
-    now, changed, counts = timezone.now(), [], {}
+    now, counts = timezone.now(), {}
+    finishing: dict[tuple[str, str], list[int]] = {}  # (state, error) -> run ids
+    found = []  # runs whose summary holds a detection
     for run, state, summary, error in finished:
         if run.pk not in held:
             continue
-        run.state, run.error, run.finished = state, error, now
-        for field, value in asdict(summary or ReplaySummary()).items():
-            setattr(run, field, value)
-        changed.append(run)
+        finishing.setdefault((state, error), []).append(run.pk)
+        if summary is not None and summary.detection_count:
+            for field, value in asdict(summary).items():
+                setattr(run, field, value)
+            found.append(run)
         done, failed = counts.get(run.job_id, (0, 0))
         counts[run.job_id] = (done + 1, failed + (state == ReplayRun.State.FAILED))
-    ReplayRun.objects.bulk_update(changed, ["state", "error", "finished", *SUMMARY_FIELDS], batch_size=ROW_BATCH)
+    # One UPDATE per state and error. A run finishes once (from queued or
+    # running), so its summary fields still hold their defaults, which a
+    # clean replay's summary keeps: only those that found something are
+    # written (a `bulk_update` of every run spent more time building its
+    # CASE expressions than the replay of short sessions).
+    for (state, error), ids in finishing.items():
+        ReplayRun.objects.filter(pk__in=ids).update(state=state, error=error, finished=now)
+    ReplayRun.objects.bulk_update(found, SUMMARY_FIELDS, batch_size=ROW_BATCH)
     for job_id, (done, failed) in counts.items():
         ReplayJob.objects.filter(pk=job_id).update(done=F("done") + done, failed=F("failed") + failed)
         # The last run to finish closes a running job: failed if every run failed.
