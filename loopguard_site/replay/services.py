@@ -402,11 +402,14 @@ def replay_job_sessions_execute(*, job_id: int, session_ids: list[int], claim: s
     outages propagate, for the task to retry (it re-claims the same runs)."""
     sessions = Session.objects.only("project_id", "model", "event_count").in_bulk(session_ids)
     chunk = [(pk, sessions[pk].event_count) for pk in session_ids if pk in sessions]
+    runs_of: dict[int, list[ReplayRun]] = {}
+    for run in ReplayRun.objects.filter(job_id=job_id, session_id__in=session_ids).order_by("id"):
+        runs_of.setdefault(run.session_id, []).append(run)
     configs: dict[int, Config] = {}
     results: list[_Result] = []
     failed: list[tuple[ReplayRun, str, ReplaySummary | None, str]] = []
     for session_id, events in sessions_event_streams(chunk):
-        claimed = _session_runs_claim(job_id=job_id, session_id=session_id, claim=claim)
+        claimed = _session_runs_claim(runs_of.get(session_id, []), claim=claim)
         if not claimed:
             continue
         if not results and not failed:
@@ -450,13 +453,19 @@ def _chunk_store(results: list[_Result], failed: list[tuple[ReplayRun, str, Repl
         _runs_finished(failed)
 
 
-def _session_runs_claim(*, job_id: int, session_id: int, claim: str) -> list[ReplayRun]:
-    """The session's runs of the job this task takes (see `replay_run_claim`), by id."""
-    ReplayRun.objects.filter(_claimable(claim), job_id=job_id, session_id=session_id).update(
+def _session_runs_claim(runs: list[ReplayRun], *, claim: str) -> list[ReplayRun]:
+    """Those of a session's runs (as read when the chunk began) this task
+    takes (see `replay_run_claim`), by id: one UPDATE, and a SELECT only when
+    it took some of them but not all."""
+    if not runs:
+        return []
+    ids = [run.pk for run in runs]
+    taken = ReplayRun.objects.filter(_claimable(claim), pk__in=ids).update(
         state=ReplayRun.State.RUNNING, claimed_by=claim, attempts=F("attempts") + 1, started=timezone.now()
     )
-    runs = ReplayRun.objects.filter(job_id=job_id, session_id=session_id, state=ReplayRun.State.RUNNING)
-    return list(runs.filter(claimed_by=claim).order_by("id"))
+    if taken in (0, len(runs)):
+        return runs if taken else []
+    return list(ReplayRun.objects.filter(pk__in=ids, state=ReplayRun.State.RUNNING, claimed_by=claim).order_by("id"))
 
 
 def replay_session_runs_abandon(*, job_id: int, session_id: int, claim: str, error: str) -> None:

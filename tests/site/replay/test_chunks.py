@@ -101,6 +101,24 @@ def test_a_redelivered_chunk_completes_its_claimed_runs_and_a_duplicate_counts_n
     assert stored_detections(sessions[0], "default") == scan_json(TOOLS, "default")["detections"]
 
 
+@pytest.mark.django_db
+def test_a_chunk_replays_only_the_runs_it_can_claim(user):
+    loop, clean = store_demo(TOOLS), store_demo(CLEAN)
+    job = replay_job_create(user=user, profiles=["default", "gemini"], session_ids=[loop.pk, clean.pk])
+    held = job.runs.get(session=loop, profile="gemini")
+    assert replay_run_claim(run_id=held.pk, claim="other")  # another task holds it
+
+    replay_job_sessions_execute(job_id=job.pk, session_ids=[loop.pk, clean.pk], claim="chunk")
+
+    assert list(job.runs.order_by("session_id", "profile").values_list("profile", "state", "claimed_by")) == [
+        ("default", "done", "chunk"), ("gemini", "running", "other"),
+        ("default", "done", "chunk"), ("gemini", "done", "chunk"),
+    ]  # fmt: skip
+    assert job_counts(job) == ("running", 3, 0, 4)
+    assert stored_detections(loop, "default") == scan_json(TOOLS, "default")["detections"]
+    assert not Detection.objects.filter(session=loop, profile="gemini").exists()
+
+
 def streams_with(monkeypatch, at_session: int, action) -> None:
     """Run `action` as the chunk's replay reaches its session number `at_session` (from 0)."""
     streams = services.sessions_event_streams
