@@ -43,7 +43,7 @@ import secrets
 import threading
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
 
@@ -54,10 +54,10 @@ from django.utils import timezone
 from detector import Checkpoint, Monitor
 from detector import Detection as Found
 from loopguard_site.accounts.quota import QUOTA_USED_UP, token_quota_take_many
-from loopguard_site.replay.models import CheckpointEvaluation, Detection
+from loopguard_site.replay.models import Detection
 from loopguard_site.replay.monitors import profile_monitor
 from loopguard_site.replay.selectors import detection_to_dict, replay_config
-from loopguard_site.replay.services import session_verdict_add
+from loopguard_site.replay.services import found_store
 from loopguard_site.transcripts.event_rows import event_json, numbered_events_insert
 from loopguard_site.transcripts.models import Event, Session
 
@@ -290,27 +290,11 @@ def _state_after(session: Session, monitor: Monitor, fired: bool) -> str:
     return Session.State.LIVE
 
 
-def _checkpoint_fields(checkpoint: Checkpoint) -> dict:
-    fields = asdict(checkpoint)
-    fields["check_name"] = fields.pop("check")  # renamed in the model: Model.check() is Django's
-    return fields
-
-
 def _store_found(
     session: Session, found: list[tuple[int, Found]], checkpoints: list[tuple[int, Checkpoint]]
 ) -> list[dict]:
-    """Store detections and checkpoint evaluations (each with the seq of the
-    event that fired it) as the session's profile's; the detections as sent."""
-    rows = Detection.objects.bulk_create(
-        [Detection(session=session, profile=session.profile, event_seq=number, **asdict(d)) for number, d in found]
-    )
-    if rows:
-        session_verdict_add(session=session, profile=session.profile, rows=rows)
-    if checkpoints:
-        CheckpointEvaluation.objects.bulk_create(
-            CheckpointEvaluation(session=session, profile=session.profile, event_seq=number, **_checkpoint_fields(c))
-            for number, c in checkpoints
-        )
+    """Store what the detectors found as the session's profile's; the detections as sent."""
+    rows = found_store(session=session, profile=session.profile, run=None, found=found, checkpoints=checkpoints)
     return [live_detection_dict(row) for row in rows]
 
 

@@ -200,32 +200,43 @@ def _results_replace(
 ) -> None:
     Detection.objects.filter(session=session, profile=profile).delete()
     CheckpointEvaluation.objects.filter(session=session, profile=profile).delete()
+    SessionVerdict.objects.filter(session=session, profile=profile).delete()
+    if not found_store(session=session, profile=profile, run=run, found=found, checkpoints=checkpoints):
+        session_verdict_add(session=session, profile=profile, rows=[])  # a replay records a clean verdict too
+
+
+def found_store(
+    *,
+    session: Session,
+    profile: str,
+    run: ReplayRun | None,
+    found: list[tuple[int, Found]],
+    checkpoints: list[tuple[int, Checkpoint]],
+) -> list[Detection]:
+    """The one writer of what the detectors found, for replay and live ingest
+    alike: each detection and checkpoint evaluation (with the seq of the event
+    that fired it) as a row of the session × profile, the detections counted
+    on its verdict. The detection rows stored, in firing order."""
     rows = Detection.objects.bulk_create(
         [Detection(session=session, profile=profile, run=run, event_seq=seq, **asdict(d)) for seq, d in found],
         batch_size=ROW_BATCH,
     )
-    SessionVerdict.objects.filter(session=session, profile=profile).delete()
-    session_verdict_add(session=session, profile=profile, rows=rows)
+    if rows:
+        session_verdict_add(session=session, profile=profile, rows=rows)
     CheckpointEvaluation.objects.bulk_create(
         (
-            CheckpointEvaluation(
-                session=session,
-                profile=profile,
-                run=run,
-                event_seq=seq,
-                detector=c.detector,
-                channel=c.channel,
-                checkpoint=c.checkpoint,
-                start=c.start,
-                end=c.end,
-                check_name=c.check,
-                result=c.result,
-                turn=c.turn,
-            )
+            CheckpointEvaluation(session=session, profile=profile, run=run, event_seq=seq, **_checkpoint_fields(c))
             for seq, c in checkpoints
         ),
         batch_size=ROW_BATCH,
     )
+    return rows
+
+
+def _checkpoint_fields(checkpoint: Checkpoint) -> dict:
+    fields = asdict(checkpoint)
+    fields["check_name"] = fields.pop("check")  # renamed in the model: Model.check() is Django's
+    return fields
 
 
 def session_verdict_add(*, session: Session, profile: str, rows: list[Detection]) -> None:
