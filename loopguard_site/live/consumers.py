@@ -40,8 +40,9 @@ from loopguard_site.transcripts.selectors import session_for
 from .ingest_worker import socket_ingest
 from .messages import producer_group, send_producer_taken, viewer_group
 from .protocol import ProtocolError, parse_message, too_deep
-from .selectors import OPEN_STATES, acked_seq, event_chunks, live_detections, live_session_get, session_to_ingest
+from .selectors import acked_seq, event_chunks, live_detections, live_session_get, session_to_ingest
 from .services import IngestRequest, live_detection_dict, live_session_close
+from .states import Trigger, takes
 
 CLOSE_CONFLICT = 4409
 
@@ -86,7 +87,7 @@ class IngestConsumer(LiveConsumer):
         session = await _permitted_session(self, session_to_ingest)
         if session is None:
             return
-        if session.state not in OPEN_STATES:
+        if not takes(session.state, Trigger.EVENTS):
             await socket_refuse(self, CLOSE_CONFLICT)
         else:
             self.session_id = session.pk
