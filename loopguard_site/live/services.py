@@ -42,6 +42,7 @@ from django.utils import timezone
 from detector import Checkpoint, Monitor
 from detector import Detection as Found
 from loopguard_site.accounts.quota import QUOTA_USED_UP, token_quota_take_many
+from loopguard_site.errors import FieldError
 from loopguard_site.replay.models import Detection
 from loopguard_site.replay.selectors import detection_to_dict
 from loopguard_site.replay.services import found_store
@@ -52,7 +53,6 @@ from loopguard_site.transcripts.models import Session
 from .messages import ViewerMessage, events_text, send_to_producer, send_to_viewers, viewer_text
 from .models import LiveStream
 from .monitor_cache import monitors, stream_monitor
-from .protocol import ProtocolError
 from .selectors import stalled_candidate_ids, tick_candidate_ids
 from .states import OPEN_STATES, Trigger, takes, transition
 
@@ -108,7 +108,7 @@ def _locked_stream(session_id: int) -> tuple[Session, LiveStream]:
     session's events and state takes this lock first), and its LiveStream."""
     locked = _locked_streams({session_id})
     if session_id not in locked:
-        raise ProtocolError(f"no session {session_id}", status=404)  # deleted while a producer streamed
+        raise FieldError(f"no session {session_id}", status=404)  # deleted while a producer streamed
     return locked[session_id]
 
 
@@ -159,7 +159,7 @@ def _locked_or_gone(session_id: int) -> tuple[Session, LiveStream] | None:
     """For the sweeps: a session deleted since it was listed is skipped."""
     try:
         return _locked_stream(session_id)
-    except ProtocolError:
+    except FieldError:
         return None
 
 
@@ -223,7 +223,7 @@ class _Ingesting:
 
 
 class _MessageFailed(Exception):
-    """Anything but a `ProtocolError` raised by one message, with the field
+    """Anything but a `FieldError` raised by one message, with the field
     it came from."""
 
     def __init__(self, field: str, cause: Exception):
@@ -231,7 +231,7 @@ class _MessageFailed(Exception):
         self.field = field
 
 
-def _within_quota(requests: Sequence[IngestRequest], now: datetime) -> dict[int, ProtocolError]:
+def _within_quota(requests: Sequence[IngestRequest], now: datetime) -> dict[int, FieldError]:
     """The requests (by index) their token's daily quota refuses: per token,
     the last ones of the batch."""
     by_token: dict[str, list[int]] = defaultdict(list)
@@ -242,7 +242,7 @@ def _within_quota(requests: Sequence[IngestRequest], now: datetime) -> dict[int,
     for token_key, indexes in by_token.items():
         allowed, retry_after = token_quota_take_many(token_key=token_key, calls=len(indexes), now=now)
         for index in indexes[allowed:]:
-            refused[index] = ProtocolError(
+            refused[index] = FieldError(
                 f"{QUOTA_USED_UP}; retry in {retry_after} s",
                 status=429,
                 retry_after=retry_after,
@@ -257,9 +257,9 @@ def _ingest_one(ingesting: _Ingesting, request: IngestRequest, new_events: list,
         return IngestResult(ack=seq, state=session.state, duplicate=True)
     transition(session.pk, session.state, Trigger.EVENTS)  # refuses a session that takes no events
     if seq != stream.acked_seq + 1:
-        raise ProtocolError(f"seq {seq} leaves a gap: the next message is {stream.acked_seq + 1}", field="seq")
+        raise FieldError(f"seq {seq} leaves a gap: the next message is {stream.acked_seq + 1}", field="seq")
     if session.event_count + len(events) > settings.LOOPGUARD_MAX_EVENTS:
-        raise ProtocolError(
+        raise FieldError(
             f"{len(events)} more events would make {session.event_count + len(events)}, over the limit of "
             f"{settings.LOOPGUARD_MAX_EVENTS} events per session (LOOPGUARD_MAX_EVENTS)",
             field="events",
@@ -305,15 +305,15 @@ def _ingest_one(ingesting: _Ingesting, request: IngestRequest, new_events: list,
     return IngestResult(ack=seq, state=session.state, detections=detections, viewer_texts=viewer_texts)
 
 
-def live_ingest_batch(requests: Sequence[IngestRequest]) -> list[IngestResult | ProtocolError]:
+def live_ingest_batch(requests: Sequence[IngestRequest]) -> list[IngestResult | FieldError]:
     """Store producer messages (of one session or many, in order) in one
     transaction, detect, and answer for each what to acknowledge — or the
-    `ProtocolError` that refused it (a gap in the seq, a session that takes
+    `FieldError` that refused it (a gap in the seq, a session that takes
     no events or is gone, a quota used up), in which case nothing of it is
     stored. Returns once the batch is committed; the caller forwards the
     results' `viewer_texts`."""
     now = timezone.now()
-    outcomes: dict[int, IngestResult | ProtocolError] = _within_quota(requests, now)
+    outcomes: dict[int, IngestResult | FieldError] = _within_quota(requests, now)
     admitted = [index for index in range(len(requests)) if index not in outcomes]
     with transaction.atomic():
         locked = _locked_streams({requests[index].session_id for index in admitted})
@@ -323,9 +323,9 @@ def live_ingest_batch(requests: Sequence[IngestRequest]) -> list[IngestResult | 
             request = requests[index]
             try:
                 if request.session_id not in ingesting:
-                    raise ProtocolError(f"no session {request.session_id}", status=404)  # deleted while streaming
+                    raise FieldError(f"no session {request.session_id}", status=404)  # deleted while streaming
                 outcomes[index] = _ingest_one(ingesting[request.session_id], request, new_events, now)
-            except ProtocolError as exc:
+            except FieldError as exc:
                 outcomes[index] = exc
             except _MessageFailed as exc:
                 log.error(
@@ -333,7 +333,7 @@ def live_ingest_batch(requests: Sequence[IngestRequest]) -> list[IngestResult | 
                     request.seq, request.session_id, exc.field, exc_info=exc.__cause__,
                 )  # fmt: skip
                 ingesting[request.session_id].spoil(new_events)
-                outcomes[index] = ProtocolError(
+                outcomes[index] = FieldError(
                     f"seq {request.seq}: {exc.field} could not be processed ({exc}); nothing of the message was stored",
                     field=exc.field,
                     status=422,
@@ -355,9 +355,9 @@ def live_ingest_batch(requests: Sequence[IngestRequest]) -> list[IngestResult | 
 
 def live_ingest(*, session_id: int, seq: int, events: list[dict], close: bool = False) -> IngestResult:
     """Store one producer message (an HTTP batch, a proxied stream) and
-    forward it to the session's viewers; `ProtocolError` if it is refused."""
+    forward it to the session's viewers; `FieldError` if it is refused."""
     [outcome] = live_ingest_batch([IngestRequest(session_id=session_id, seq=seq, events=events, close=close)])
-    if isinstance(outcome, ProtocolError):
+    if isinstance(outcome, FieldError):
         raise outcome
     if outcome.viewer_texts:
         send_to_viewers(session_id, outcome.viewer_texts)

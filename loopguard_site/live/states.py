@@ -15,9 +15,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from loopguard_site.errors import FieldError
 from loopguard_site.transcripts.models import Session
-
-from .protocol import ProtocolError
 
 State = Session.State
 
@@ -54,7 +53,7 @@ TRANSITIONS: dict[tuple[str, Trigger], str] = {
 OPEN_STATES = tuple(state for state in State if (state, Trigger.EVENTS) in TRANSITIONS)
 
 
-class StateError(ProtocolError):
+class StateError(FieldError):
     """A trigger the session's state does not take (409: the session's
     state conflicts with the request)."""
 

@@ -15,6 +15,7 @@ from detector.config import BUILTIN_PROFILES, Config, Profile, builtin_config, d
 from detector.params import ConfigError
 from detector.tuning import FOLDS_RANGE, TuningCancelled, tune
 from loopguard_site.accounts.models import Project
+from loopguard_site.errors import FieldError
 from loopguard_site.replay.monitors import profile_unkept_error
 
 from .messages import send_tuning_progress
@@ -28,20 +29,11 @@ TIME_LIMIT_RANGE = (1, 24 * 3600)
 EXPORT_FORMATS = ("toml", "json")
 
 
-class ProfileError(ValueError):
-    """A profile request that cannot be carried out; `field` names the culprit."""
-
-    def __init__(self, message: str, *, field: str | None = None, line: int | None = None):
-        super().__init__(message)
-        self.field = field
-        self.line = line
-
-
 def _checked_name(name: object) -> str:
     if not isinstance(name, str) or not PROFILE_NAME.fullmatch(name):
-        raise ProfileError("a profile name is 1-100 letters, digits, '-' or '_'", field="name")
+        raise FieldError("a profile name is 1-100 letters, digits, '-' or '_'", field="name")
     if name in BUILTIN_PROFILES:
-        raise ProfileError(f"{name!r} is a built-in profile; store it under another name", field="name")
+        raise FieldError(f"{name!r} is a built-in profile; store it under another name", field="name")
     return name
 
 
@@ -59,9 +51,9 @@ def profile_version_create(
     is refused."""
     name = _checked_name(name)
     if ProfileVersion.objects.filter(name=name).exclude(project=project).exists():
-        raise ProfileError(f"the name {name!r} is taken; choose another", field="name")
+        raise FieldError(f"the name {name!r} is taken; choose another", field="name")
     if (problem := profile_unkept_error(profile)) is not None:
-        raise ProfileError(f"profile {name!r}: {problem}", field="profile")
+        raise FieldError(f"profile {name!r}: {problem}", field="profile")
     table = {key: value for key, value in profile.to_dict().items() if key != "version"}
     for _ in range(3):  # two savers racing for one version number: the loser retries
         try:
@@ -78,7 +70,7 @@ def profile_version_create(
                 )
         except IntegrityError:
             continue
-    raise ProfileError(f"could not store a new version of {name!r}: too many concurrent saves", field="name")
+    raise FieldError(f"could not store a new version of {name!r}: too many concurrent saves", field="name")
 
 
 def profile_from_tuning(
@@ -94,16 +86,16 @@ def profile_from_tuning(
     globs). A profile that loses recall on the held-out folds is stored
     only when `accept_recall_loss` says the caller saw that."""
     if job.state != TuningJob.State.DONE or not job.result:
-        raise ProfileError(f"tuning job {job.pk} has not finished", field="job")
+        raise FieldError(f"tuning job {job.pk} has not finished", field="job")
     if job.result.get("verdict") == "loses_recall" and accept_recall_loss is not True:
-        raise ProfileError(
+        raise FieldError(
             "this profile catches fewer loops than the base on held-out sessions; "
             "confirm that you accept the loss of recall to save it",
             field="accept_recall_loss",
         )
     models = job.globs if models is None else models
     if not isinstance(models, list) or not models or not all(isinstance(m, str) and m for m in models):
-        raise ProfileError('"models" must be a list of model-name globs', field="models")
+        raise FieldError('"models" must be a list of model-name globs', field="models")
     # The result is jsonb (key order lost): the detectors go back in the order tuning ran them.
     tuned = job.result["profile"]
     table = {"models": models, **{name: tuned[name] for name in job.result["detector_order"]}}
@@ -113,7 +105,7 @@ def profile_from_tuning(
     try:
         profile = loads_config_table(name, table)
     except ConfigError as exc:
-        raise ProfileError(str(exc), field="profile") from exc
+        raise FieldError(str(exc), field="profile") from exc
     return profile_version_create(
         profile=profile, name=name, project=job.project, user=user, origin="tuning", tuning_job=job
     )
@@ -130,16 +122,16 @@ def profiles_import(
     """Every profile of a config file (TOML or JSON; `fmt` None guesses)
     stored as a new version in `project`, all or none."""
     if fmt is not None and fmt not in EXPORT_FORMATS:
-        raise ProfileError(f"format must be toml or json, not {fmt!r}", field="format")
+        raise FieldError(f"format must be toml or json, not {fmt!r}", field="format")
     try:
         config = loads_config(text, "import", json_format=None if fmt is None else fmt == "json")
     except ConfigError as exc:
         match = re.search(r"line (\d+)", str(exc))
-        raise ProfileError(str(exc), line=int(match.group(1)) if match else None) from exc
+        raise FieldError(str(exc), line=int(match.group(1)) if match else None) from exc
     builtin = builtin_config().profiles
     chosen = {name: p for name, p in config.profiles.items() if builtin.get(name) != p}
     if not chosen:
-        raise ProfileError("the file defines no profile")
+        raise FieldError("the file defines no profile")
     with transaction.atomic():
         return [
             profile_version_create(profile=profile, name=name, project=project, user=user, origin="import")
@@ -151,7 +143,7 @@ def profiles_export(*, versions: QuerySet[ProfileVersion], fmt: str) -> str:
     """The latest of `versions` (a user's: selectors.versions_visible_to) of
     every stored profile as one config file."""
     if fmt not in EXPORT_FORMATS:
-        raise ProfileError(f"format must be toml or json, not {fmt!r}", field="format")
+        raise FieldError(f"format must be toml or json, not {fmt!r}", field="format")
     return dump_config(stored_config(versions), fmt)
 
 
@@ -160,7 +152,7 @@ def _checked_whole(value: object, field: str, low: int, high: int) -> int:
     if isinstance(value, str) and value.strip().isdigit():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ProfileError(f'"{field}" must be a whole number from {low} to {high}', field=field)
+        raise FieldError(f'"{field}" must be a whole number from {low} to {high}', field=field)
     return value
 
 
@@ -169,19 +161,19 @@ def _checked_globs(models: object) -> list[str]:
     if isinstance(models, str):
         models = models.split(",")
     if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
-        raise ProfileError('"model" must be a model name or glob, or a list of them', field="model")
+        raise FieldError('"model" must be a model name or glob, or a list of them', field="model")
     globs = [m.strip() for m in models if m.strip()]
     if not globs:
-        raise ProfileError('"model" must be a model name or glob, or a list of them', field="model")
+        raise FieldError('"model" must be a model name or glob, or a list of them', field="model")
     if any("," in glob for glob in globs) or len(", ".join(globs)) > 200:
-        raise ProfileError('"model": at most 200 characters of globs, none holding a comma', field="model")
+        raise FieldError('"model": at most 200 characters of globs, none holding a comma', field="model")
     return globs
 
 
 def profile_version_text(*, version: ProfileVersion, fmt: str) -> str:
     """One stored version as a config file holding that profile alone."""
     if fmt not in EXPORT_FORMATS:
-        raise ProfileError(f"format must be toml or json, not {fmt!r}", field="format")
+        raise FieldError(f"format must be toml or json, not {fmt!r}", field="format")
     profile = loads_config_table(version.name, {**version.table, "version": version.version})
     return dump_config(Config({version.name: profile}), fmt)
 
@@ -203,7 +195,7 @@ def tuning_job_create(
     globs = _checked_globs(model_glob)
     known = profiles_config(project.pk).profiles
     if base_profile not in known:
-        raise ProfileError(f"unknown profile {base_profile!r} (known: {', '.join(known)})", field="profile")
+        raise FieldError(f"unknown profile {base_profile!r} (known: {', '.join(known)})", field="profile")
     fp_budget = _checked_whole(fp_budget, "fp_budget", 0, 1_000_000)
     folds = _checked_whole(folds, "folds", *FOLDS_RANGE)
     max_evaluations = _checked_whole(max_evaluations, "max_evaluations", *MAX_EVALUATIONS_RANGE)
@@ -263,7 +255,7 @@ def tuning_job_execute(*, job_id: int) -> None:
         base = profiles_config(job.project_id).select(job.base_profile)
         streams, label_ids = labelled_streams(job.project_id, job.globs)
         if not streams:
-            raise ProfileError(f"no labelled session has a model matching {job.model_glob!r}")
+            raise FieldError(f"no labelled session has a model matching {job.model_glob!r}")
         _job_update(job_id, running_only=True, sessions=len(streams), labels=label_ids)
 
         scored = [0]

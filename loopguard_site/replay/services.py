@@ -31,6 +31,7 @@ from detector import Detection as Found
 from detector.config import Config
 from loopguard_site.accounts.models import Project
 from loopguard_site.accounts.services import default_project
+from loopguard_site.errors import FieldError
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.selectors import session_event_stream
 
@@ -54,14 +55,6 @@ DISPATCH_CHUNK = 500  # session tasks one dispatcher task enqueues
 # at most this often: a message costs about 25 ms, a short session's replay less.
 PROGRESS_INTERVAL_S = 0.5
 _progress_sent: dict[int, float] = {}  # job id -> when this process last sent its counters
-
-
-class ReplayRequestError(ValueError):
-    """A replay request that cannot be run; `field` names the culprit."""
-
-    def __init__(self, message: str, *, field: str):
-        super().__init__(message)
-        self.field = field
 
 
 class ReplayError(RuntimeError):
@@ -417,18 +410,18 @@ def replay_targets(
 ) -> tuple[list[int], list[str], dict]:
     """What a replay request in the project picks, checked: the session ids
     (of the project's sessions only), the profile names (duplicates dropped) and the selection as a job records it; a
-    `ReplayRequestError` naming the field otherwise."""
+    `FieldError` naming the field otherwise."""
     profiles = _checked_profiles(project_id, profiles)
     if all_sessions == (session_ids is not None):
-        raise ReplayRequestError('give either "sessions": [ids] or "all": true', field="sessions")
+        raise FieldError('give either "sessions": [ids] or "all": true', field="sessions")
     if all_sessions:
         session_filter = _checked_filter({} if session_filter is None else session_filter)
         chosen = list(session_ids_matching(project_id, session_filter))
         if not chosen:
-            raise ReplayRequestError("no session matches the filter", field="filter")
+            raise FieldError("no session matches the filter", field="filter")
         return chosen, profiles, {"all": True, "filter": session_filter}
     if session_filter is not None:
-        raise ReplayRequestError('a filter applies to "all": true only', field="filter")
+        raise FieldError('a filter applies to "all": true only', field="filter")
     chosen = _checked_session_ids(project_id, session_ids)
     return chosen, profiles, {"sessions": chosen}
 
@@ -441,25 +434,25 @@ def _dispatch(job_id: int, after_session_id: int = 0, queue: str | None = None) 
 
 def _checked_profiles(project_id: int, profiles: object) -> list[str]:
     if not isinstance(profiles, list) or not profiles or not all(isinstance(p, str) for p in profiles):
-        raise ReplayRequestError('"profiles" must be a non-empty list of profile names', field="profiles")
+        raise FieldError('"profiles" must be a non-empty list of profile names', field="profiles")
     known = profile_names(project_id)
     unknown = [p for p in profiles if p not in known]
     if unknown:
-        raise ReplayRequestError(f"unknown profile {unknown[0]!r} (known: {', '.join(known)})", field="profiles")
+        raise FieldError(f"unknown profile {unknown[0]!r} (known: {', '.join(known)})", field="profiles")
     return list(dict.fromkeys(profiles))
 
 
 def _checked_filter(session_filter: object) -> dict:
     if not isinstance(session_filter, dict):
-        raise ReplayRequestError('"filter" must be an object', field="filter")
+        raise FieldError('"filter" must be an object', field="filter")
     for key, value in session_filter.items():
         if key not in SESSION_FILTER_KEYS:
             known = ", ".join(SESSION_FILTER_KEYS)
-            raise ReplayRequestError(f"unknown filter key {key!r} (known: {known})", field=f"filter.{key}")
+            raise FieldError(f"unknown filter key {key!r} (known: {known})", field=f"filter.{key}")
         expected = bool if key == "has_detections" else str
         if not isinstance(value, expected) and value is not None:
             kind = "true or false" if expected is bool else "a string"
-            raise ReplayRequestError(f"filter.{key} must be {kind}", field=f"filter.{key}")
+            raise FieldError(f"filter.{key} must be {kind}", field=f"filter.{key}")
     return {key: value for key, value in session_filter.items() if value not in (None, "")}
 
 
@@ -469,11 +462,11 @@ def _checked_session_ids(project_id: int, session_ids: object) -> list[int]:
         or not session_ids
         or not all(isinstance(i, int) and not isinstance(i, bool) for i in session_ids)
     ):
-        raise ReplayRequestError('"sessions" must be a non-empty list of session ids', field="sessions")
+        raise FieldError('"sessions" must be a non-empty list of session ids', field="sessions")
     chosen = list(dict.fromkeys(session_ids))
     missing = sorted(set(chosen) - existing_session_ids(project_id, chosen))
     if missing:  # another project's session is no session of this one
-        raise ReplayRequestError(f"no session with id {missing[0]}", field="sessions")
+        raise FieldError(f"no session with id {missing[0]}", field="sessions")
     return chosen
 
 

@@ -10,10 +10,11 @@ from django.utils.http import content_disposition_header
 from detector.importers import FORMATS
 from loopguard_site.accounts.access import project_for, sessions_visible_to
 from loopguard_site.accounts.models import Role
-from loopguard_site.api import ApiError, api_view, int_param
+from loopguard_site.api import api_view, int_param
+from loopguard_site.errors import FieldError
 from loopguard_site.replay.models import SessionVerdict
 
-from .filters import FilterError, session_filters
+from .filters import session_filters
 from .models import RawUpload, Session
 from .raw_uploads import raw_upload_read
 from .selectors import session_events, session_for, session_list
@@ -85,10 +86,7 @@ def sessions(request: HttpRequest) -> HttpResponse:
 
 
 def sessions_list(request: HttpRequest) -> JsonResponse:
-    try:
-        filters = session_filters(request.GET)
-    except FilterError as exc:
-        raise ApiError(str(exc), field=exc.field) from exc
+    filters = session_filters(request.GET)
     page = int_param(request, "page", 1, low=1)
     start = (page - 1) * PAGE_SIZE
     rows = list(session_list(among=sessions_visible_to(request.user), **filters)[start : start + PAGE_SIZE + 1])
@@ -110,11 +108,8 @@ def _upload_options(request: HttpRequest, form: QueryDict) -> dict:
 
     fmt = value("format") or "auto"
     if fmt not in ("auto", *FORMATS):
-        raise ApiError(f"format must be auto or one of {', '.join(FORMATS)}, not {fmt!r}", field="format")
-    try:
-        tags = clean_tags([*form.getlist("tag"), *request.GET.getlist("tag")])
-    except ValueError as exc:
-        raise ApiError(str(exc), field="tag") from exc
+        raise FieldError(f"format must be auto or one of {', '.join(FORMATS)}, not {fmt!r}", field="format")
+    tags = clean_tags([*form.getlist("tag"), *request.GET.getlist("tag")])
     project = project_for(request.user, value("project"), Role.REVIEWER)
     return {"project": project, "fmt": fmt, "title": value("title"), "tags": tags}
 
@@ -135,7 +130,7 @@ def sessions_create(request: HttpRequest) -> JsonResponse:
     if request.content_type == "multipart/form-data":
         files = request.FILES.getlist("file")
         if not files:
-            raise ApiError("no file: send one or more multipart fields named 'file'", field="file")
+            raise FieldError("no file: send one or more multipart fields named 'file'", field="file")
         options = _upload_options(request, request.POST)
         uploads = [Upload(f.name, f.size, f.read) for f in files]
         outcomes = sessions_import_upload(uploads, uploader=request.user, **options)
@@ -151,10 +146,7 @@ def sessions_create(request: HttpRequest) -> JsonResponse:
 
 
 def _live_create(request: HttpRequest) -> JsonResponse:
-    try:
-        tags = clean_tags(request.GET.getlist("tag"))
-    except ValueError as exc:
-        raise ApiError(str(exc), field="tag") from exc
+    tags = clean_tags(request.GET.getlist("tag"))
     session = session_create_live(
         model=request.GET.get("model", "").strip(),
         title=request.GET.get("title", "").strip(),
@@ -185,7 +177,7 @@ def session_raw(request: HttpRequest, pk: int) -> HttpResponse:
     session_for(request.user, pk)
     raw = RawUpload.objects.filter(session_id=pk).first()
     if raw is None:
-        raise ApiError(f"session {pk} has no raw upload (a live session)", status=404)
+        raise FieldError(f"session {pk} has no raw upload (a live session)", status=404)
     return HttpResponse(
         raw_upload_read(raw),
         content_type="application/octet-stream",

@@ -13,6 +13,7 @@ from detector.importers import FormatNotRecognised, TranscriptError, parse_bytes
 from detector.json_depth import json_depth_problem
 from loopguard_site.accounts.models import Project
 from loopguard_site.accounts.services import default_project
+from loopguard_site.errors import FieldError
 from loopguard_site.replay.selectors import scan_profile_name
 from loopguard_site.replay.services import sessions_scan
 
@@ -229,12 +230,12 @@ def sessions_import_upload(
 
 def clean_tags(values: Iterable[str]) -> list[str]:
     """Tag names from user input (each value may be comma-separated):
-    stripped, deduplicated, in order; a `ValueError` for one too long."""
+    stripped, deduplicated, in order; a `FieldError` (`tag`) for one too long."""
     names: list[str] = []
     for value in values:
         for name in (part.strip() for part in value.split(",")):
             if len(name) > TAG_MAX:
-                raise ValueError(f"tag {name[:20]!r}... is longer than {TAG_MAX} characters")
+                raise FieldError(f"tag {name[:20]!r}... is longer than {TAG_MAX} characters", "tag")
             if name and name not in names:
                 names.append(name)
     return names

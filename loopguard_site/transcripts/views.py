@@ -6,11 +6,12 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from detector.importers import FORMATS
 from detector.registry import DETECTORS
-from loopguard_site.accounts.access import ProjectChoiceError, project_for, projects_with_role, sessions_visible_to
+from loopguard_site.accounts.access import project_for, projects_with_role, sessions_visible_to
 from loopguard_site.accounts.models import Role
+from loopguard_site.errors import FieldError, page_error
 from loopguard_site.replay.selectors import profile_names_of
 
-from .filters import FilterError, session_filters
+from .filters import session_filters
 from .models import Session
 from .selectors import (
     DEFAULT_SORT,
@@ -33,8 +34,8 @@ def session_list(request: HttpRequest) -> HttpResponse:
     error = None
     try:
         filters = session_filters(request.GET)
-    except FilterError as exc:
-        error = str(exc)
+    except FieldError as exc:
+        error = page_error(exc)
         filters = session_filters({})
     visible = sessions_visible_to(request.user)
     page = Paginator(select_sessions(among=visible, **filters), PAGE_SIZE).get_page(request.GET.get("page"))
@@ -78,10 +79,8 @@ def session_upload(request: HttpRequest) -> HttpResponse:
         try:
             project = project_for(request.user, request.POST.get("project"), Role.REVIEWER)
             tags = clean_tags([request.POST.get("tags", "")])
-        except ProjectChoiceError as exc:
-            context["form_error"], status = f"project: {exc}", exc.status
-        except ValueError as exc:
-            context["form_error"], status = str(exc), 400
+        except FieldError as exc:
+            context["form_error"], status = page_error(exc), exc.status
         else:
             if fmt not in context["formats"]:
                 context["form_error"], status = f"Format: {fmt!r} is not one of the Format menu's choices", 400

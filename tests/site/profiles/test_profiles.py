@@ -174,7 +174,7 @@ def test_a_job_without_labelled_sessions_fails_with_the_reason(reviewer):
     tuning_job_execute(job_id=job.pk)
     tuning_job_execute(job_id=job.pk)  # a second delivery finds it taken
     job.refresh_from_db()
-    assert (job.state, job.error) == ("failed", "ProfileError: no labelled session has a model matching 'nothing*'")
+    assert (job.state, job.error) == ("failed", "FieldError: no labelled session has a model matching 'nothing*'")
     answer = token_client(reviewer).post(f"/api/tuning/{job.pk}/save", {"name": "x"}, content_type="application/json")
     assert (answer.status_code, answer.json()["field"]) == (400, "job")
 

@@ -11,9 +11,10 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
+from loopguard_site.errors import FieldError
 from loopguard_site.replay.models import Detection, ReplayJob, ReplayRun, SessionVerdict
 from loopguard_site.review.models import Label
-from loopguard_site.transcripts.filters import FilterError, session_filters
+from loopguard_site.transcripts.filters import session_filters
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.selectors import session_list, session_row
 from loopguard_site.transcripts.services import session_create_from_events
@@ -158,7 +159,7 @@ def test_the_new_parameters_are_read_and_bad_ones_named():
     )  # fmt: skip
     assert (filters["detector"], filters["detection_type"], filters["profile"]) == ("text_loop", "sentence", "gemini")
     for field, value in [("verdict", "maybe"), ("label", "good"), ("created", "2026-3-1"), ("live", "sometimes")]:
-        with pytest.raises(FilterError) as caught:
+        with pytest.raises(FieldError) as caught:
             session_filters({field: value})
         assert caught.value.field == field
 
