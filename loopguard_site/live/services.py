@@ -36,7 +36,7 @@ from datetime import datetime, timedelta
 from functools import partial
 
 from django.conf import settings
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from detector import Checkpoint, Monitor
@@ -46,7 +46,7 @@ from loopguard_site.errors import FieldError
 from loopguard_site.replay.models import Detection
 from loopguard_site.replay.selectors import detection_to_dict
 from loopguard_site.replay.services import found_store
-from loopguard_site.transcripts.batch_sql import RowsUpdate, row_converter, rows_update
+from loopguard_site.transcripts.batch_sql import RowsUpdate, rows_locked_with, rows_update
 from loopguard_site.transcripts.event_rows import event_json, numbered_events_insert
 from loopguard_site.transcripts.models import Session
 
@@ -116,40 +116,14 @@ _STREAM_FIELDS = ("session", "acked_seq", "monitor_events", "revision", "last_ev
 
 
 def _locked_streams(session_ids: set[int]) -> dict[int, tuple[Session, LiveStream]]:
-    """`_locked_stream` for many sessions in one round trip (locked in id
-    order, as every batch does: two batches never wait for each other in a
-    circle); a session deleted meanwhile is missing. The pickled Monitor
-    (tens of KB) is read only when this process's own is not current
-    (`stream_monitor`). Written as SQL: Django's compiler spent more time
-    building this query than the rest of a batch of a few messages spent
-    storing them."""
-    if not session_ids:  # every message of the batch refused (a quota used up)
-        return {}
-    quote = connection.ops.quote_name
-    session_fields = Session._meta.concrete_fields
-    stream_fields = [LiveStream._meta.get_field(name) for name in _STREAM_FIELDS]
-    columns = [f"s.{quote(f.column)}" for f in session_fields] + [f"l.{quote(f.column)}" for f in stream_fields]
-    key = f"s.{quote(Session._meta.pk.column)}"
-    sql = (
-        f"SELECT {', '.join(columns)} FROM {quote(Session._meta.db_table)} s"
-        f" LEFT JOIN {quote(LiveStream._meta.db_table)} l ON l.{quote(stream_fields[0].column)} = {key}"
-        f" WHERE {key} IN ({', '.join(['%s'] * len(session_ids))}) ORDER BY {key}"
-        + (" FOR UPDATE OF s" if connection.features.has_select_for_update_of else "")
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, sorted(session_ids))
-        rows = cursor.fetchall()
-    session_values, stream_values = row_converter(session_fields), row_converter(stream_fields)
+    """`_locked_stream` for many sessions in one round trip (in id order); a
+    session deleted meanwhile is missing. The pickled Monitor (tens of KB) is
+    read only when this process's own is not current (`stream_monitor`)."""
     locked, missing = {}, []
-    for row in rows:
-        session = Session.from_db(connection.alias, None, session_values(row[: len(session_fields)]))
-        if row[len(session_fields)] is None:  # no LiveStream yet
+    for session, stream in rows_locked_with(Session, session_ids, LiveStream, _STREAM_FIELDS):
+        if stream is None:  # no LiveStream yet
             stream = LiveStream(session=session)
             missing.append(stream)
-        else:
-            stream = LiveStream.from_db(
-                connection.alias, [f.attname for f in stream_fields], stream_values(row[len(session_fields) :])
-            )
         locked[session.pk] = (session, stream)
     LiveStream.objects.bulk_create(missing)
     return locked

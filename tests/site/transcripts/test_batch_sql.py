@@ -4,11 +4,11 @@ PostgreSQL (the full mode) and SQLite (the embedded mode) alike."""
 from __future__ import annotations
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from loopguard_site.transcripts.batch_sql import row_converter, rows_update
-from loopguard_site.transcripts.models import Event, Session
+from loopguard_site.transcripts.batch_sql import rows_locked_with, rows_update
+from loopguard_site.transcripts.models import Event, RawUpload, Session
 from loopguard_site.transcripts.services import session_create_from_events
 
 # Each test runs once per database: PostgreSQL in the full run, SQLite in the embedded one.
@@ -57,20 +57,22 @@ def test_it_saves_the_named_fields_of_each_row_its_own_values_and_nothing_else(v
     assert list(Event.objects.filter(session=second).order_by("seq").values_list("data", flat=True)) == EVENTS
 
 
-def test_raw_rows_convert_to_the_values_a_queryset_gives(vendor):
+def test_it_locks_rows_in_key_order_each_with_its_related_row_as_a_queryset_reads_them(vendor):
     assert connection.vendor == vendor
-    [session] = _sessions(1)
-    fields = [Session._meta.get_field(name) for name in ("created", "state", "event_count")]
-    fields.append(Event._meta.get_field("data"))
-    quote = connection.ops.quote_name
-    sql = (
-        f"SELECT s.{quote('created')}, s.{quote('state')}, s.{quote('event_count')}, e.{quote('data')}"
-        f" FROM {quote(Session._meta.db_table)} s JOIN {quote(Event._meta.db_table)} e"
-        f" ON e.{quote('session_id')} = s.{quote('id')} WHERE s.{quote('id')} = %s ORDER BY e.{quote('seq')}"
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [session.pk])
-        rows = cursor.fetchall()
+    plain, uploaded, other = _sessions(3)
+    upload = RawUpload.objects.create(session=uploaded, filename="a.jsonl", content=b"abc", size=3, sha256="f" * 64)
+    gone = other.pk + 1000
 
-    convert = row_converter(fields)
-    assert [convert(row) for row in rows] == [[session.created, "stored", 3, event] for event in EVENTS]
+    with transaction.atomic(), CaptureQueriesContext(connection) as queries:
+        locked = rows_locked_with(Session, {gone, uploaded.pk, plain.pk}, RawUpload, ["session", "filename", "size"])
+
+    [query] = queries
+    assert query["sql"].endswith(" FOR UPDATE OF m") == (vendor == "postgresql")  # SQLite locks the database
+    assert [(session.pk, related is None) for session, related in locked] == [(plain.pk, True), (uploaded.pk, False)]
+    fields = [f.attname for f in Session._meta.concrete_fields]
+    stored = Session.objects.filter(pk__in=[plain.pk, uploaded.pk]).order_by("pk")
+    assert [[getattr(s, f) for f in fields] for s, _ in locked] == [[getattr(s, f) for f in fields] for s in stored]
+    related = locked[1][1]
+    assert (related.pk, related.session_id, related.filename, related.size) == (upload.pk, uploaded.pk, "a.jsonl", 3)
+    assert related.get_deferred_fields() == {"content", "file", "sha256"}  # read when first used
+    assert rows_locked_with(Session, [], RawUpload, ["session"]) == []
