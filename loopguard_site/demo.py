@@ -32,7 +32,7 @@ from loopguard_site.review.truth import CLEAN, SESSION_ITEM, TRUE_LOOP
 from loopguard_site.transcripts.models import RawUpload, Session
 from loopguard_site.transcripts.services import session_create_from_events
 
-DEMO_DIR = settings.BASE_DIR / "fixtures" / "demo"
+DEMO_DIR = settings.ASSETS_DIR / "fixtures" / "demo"
 DEMO_USERNAME = "demo"
 DEMO_TOKEN_NAME = "demo"
 DEMO_TAG = "demo"
