@@ -61,7 +61,7 @@ def compare_profiles(
     *, among: QuerySet[Session], session_ids: list[int] | None, profile_a: str, profile_b: str
 ) -> ProfileComparison:
     """Compare two profiles on the given sessions of `among` (a user's:
-    accounts.access.sessions_visible_to; None: every one with a finished
+    transcripts.selectors.sessions_visible_to; None: every one with a finished
     replay under both)."""
     pairs = ReplayRun.objects.filter(session__in=among, profile__in=(profile_a, profile_b), state=ReplayRun.State.DONE)
     if session_ids is not None:

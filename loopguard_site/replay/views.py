@@ -14,10 +14,9 @@ from loopguard_site.accounts.access import (
     ProjectChoiceError,
     project_for,
     projects_with_role,
-    sessions_visible_to,
 )
 from loopguard_site.accounts.models import Role
-from loopguard_site.transcripts.selectors import session_list
+from loopguard_site.transcripts.selectors import session_list, sessions_visible_to
 
 from .compare import compare_profiles
 from .forms import CompareForm, ReplayForm

@@ -78,7 +78,7 @@ class QueueFilter:
 
 def review_detections(among: QuerySet[Session], queue: QueueFilter) -> QuerySet[Detection]:
     """The stored detections of the sessions of `among` (a user's:
-    accounts.access.sessions_visible_to) the queue's filter picks, oldest first."""
+    transcripts.selectors.sessions_visible_to) the queue's filter picks, oldest first."""
     detections = Detection.objects.select_related("session").filter(session__in=among)
     if queue.model:
         detections = detections.filter(session__model=queue.model)

@@ -8,7 +8,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.utils.http import content_disposition_header
 
 from detector.importers import FORMATS
-from loopguard_site.accounts.access import project_for, sessions_visible_to
+from loopguard_site.accounts.access import project_for
 from loopguard_site.accounts.models import Role
 from loopguard_site.api import ApiError, api_view, int_param
 from loopguard_site.replay.models import SessionVerdict
@@ -16,7 +16,7 @@ from loopguard_site.replay.models import SessionVerdict
 from .filters import FilterError, session_filters
 from .models import RawUpload, Session
 from .raw_uploads import raw_upload_read
-from .selectors import session_events, session_for, session_list
+from .selectors import session_events, session_for, session_list, sessions_visible_to
 from .services import (
     ImportOutcome,
     Upload,

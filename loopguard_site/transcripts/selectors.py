@@ -9,7 +9,7 @@ from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet, TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
 
-from loopguard_site.accounts.access import object_for
+from loopguard_site.accounts.access import in_visible_projects, object_for
 from loopguard_site.accounts.models import Role
 from loopguard_site.replay.models import Detection, ReplayRun, ReplayState, SessionVerdict
 from loopguard_site.review.models import Label, LabelKind
@@ -23,6 +23,11 @@ DEFAULT_SORT = "-created"
 VERDICTS = ("loop", "clean", "unscanned")
 LABEL_FILTERS = ("unlabelled", "labelled", *LabelKind.values)
 OPEN_STATES = (Session.State.LIVE, Session.State.LOOPING, Session.State.STALLED)  # `live=1`
+
+
+def sessions_visible_to(user: AbstractBaseUser) -> QuerySet[Session]:
+    """The sessions of the projects the user reaches (accounts.access)."""
+    return in_visible_projects(Session.objects.all(), user)
 
 
 def sort_choices() -> list[str]:
@@ -49,7 +54,7 @@ def session_list(
     created: date | None = None,
     live: bool = False,
 ) -> QuerySet[Session]:
-    """Sessions of `among` (a user's: accounts.access.sessions_visible_to;
+    """Sessions of `among` (a user's: `sessions_visible_to`;
     None: every session) matching every filter given (empty means any),
     sorted by `sort` (a `sort_choices()` value; ties broken by id, same
     direction). `q` searches title, model and tag names, case-insensitively.

@@ -6,7 +6,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from detector.importers import FORMATS
 from detector.registry import DETECTORS
-from loopguard_site.accounts.access import ProjectChoiceError, project_for, projects_with_role, sessions_visible_to
+from loopguard_site.accounts.access import ProjectChoiceError, project_for, projects_with_role
 from loopguard_site.accounts.models import Role
 from loopguard_site.replay.selectors import profile_names_of
 
@@ -18,6 +18,7 @@ from .selectors import (
     VERDICTS,
     session_filter_options,
     session_row,
+    sessions_visible_to,
     sort_choices,
 )
 from .selectors import session_list as select_sessions
