@@ -3,16 +3,15 @@ picks, jobs, and stored detections."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Case, QuerySet, Value, When
 
-from detector.config import Config
+from detector.config import Config, builtin_config
 from loopguard_site.accounts.access import in_visible_projects, object_for
 from loopguard_site.accounts.models import Role
-from loopguard_site.profiles.selectors import profiles_config
 from loopguard_site.review.selectors import session_truths
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.selectors import session_list
@@ -30,11 +29,26 @@ SESSION_FILTER_KEYS = {
 }
 
 
+# The stored profiles live in the profiles app, a layer above this one (it
+# tunes them on reviewers' labels, which sit above replay too), so it hands
+# its reader in when the apps load (`ProfilesConfig.ready`).
+_stored_profiles: Callable[[int], Config] | None = None
+
+
+def stored_profiles_reader_set(reader: Callable[[int], Config]) -> None:
+    """`reader(project_id)`: the built-in profiles and the latest version of
+    every profile stored in the project."""
+    global _stored_profiles
+    _stored_profiles = reader
+
+
 def replay_config(project_id: int | None = None) -> Config:
     """The profiles a project's replays may run: the built-in ones and the
     latest version of every one stored in the project (None: the built-in
     ones only, among which a live session's profile is)."""
-    return profiles_config(project_id)
+    if not project_id or _stored_profiles is None:
+        return builtin_config()
+    return _stored_profiles(project_id)
 
 
 def profile_names(project_id: int | None = None) -> list[str]:
