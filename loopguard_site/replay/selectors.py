@@ -3,8 +3,9 @@ picks, jobs, and stored detections."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Case, QuerySet, Value, When
@@ -12,7 +13,6 @@ from django.db.models import Case, QuerySet, Value, When
 from detector.config import Config, builtin_config
 from loopguard_site.accounts.access import in_visible_projects, object_for
 from loopguard_site.accounts.models import Role
-from loopguard_site.review.selectors import session_truths
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.selectors import session_list
 
@@ -49,6 +49,25 @@ def replay_config(project_id: int | None = None) -> Config:
     if not project_id or _stored_profiles is None:
         return builtin_config()
     return _stored_profiles(project_id)
+
+
+# Reviewers' labels live in the review app, a layer above this one (a label
+# points at one of replay's detections), so it hands its reader of sessions'
+# labelled truth in when the apps load (`ReviewConfig.ready`).
+_labelled_truths: Callable[[Iterable[int]], Mapping[int, Any]] | None = None
+
+
+def labelled_truths_reader_set(reader: Callable[[Iterable[int]], Mapping[int, Any]]) -> None:
+    """`reader(session_ids)`: the `review.truth.SessionTruth` of each of
+    those sessions that reviewers labelled."""
+    global _labelled_truths
+    _labelled_truths = reader
+
+
+def labelled_truths(session_ids: Iterable[int]) -> Mapping[int, Any]:
+    """Reviewers' truth of the labelled ones of the sessions (a `label`,
+    loop or normal, and the labelled `loop_starts` by channel)."""
+    return {} if _labelled_truths is None else _labelled_truths(session_ids)
 
 
 def profile_names(project_id: int | None = None) -> list[str]:
@@ -175,7 +194,7 @@ def job_results(job: ReplayJob, limit: int = RESULT_ROWS) -> tuple[list[RunResul
             session_id__in=session_ids, profile__in=job.profiles
         ).values_list("session_id", "profile", "first_detection_id")
     }
-    truths = session_truths(session_ids)
+    truths = labelled_truths(session_ids)
     results = []
     for run in chosen:
         truth = truths.get(run.session_id)

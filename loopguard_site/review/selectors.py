@@ -234,11 +234,6 @@ def labelled_session_items(
     return truths
 
 
-def session_truth_labels(session_ids: Iterable[int]) -> dict[int, str]:
-    """`loop` or `normal` per labelled session, as replay/metrics.py reads labels."""
-    return {session_id: truth.label for session_id, truth in session_truths(session_ids).items()}
-
-
 def _group_name(label: Label) -> str:
     return label.detector or SESSION_ITEM
 
