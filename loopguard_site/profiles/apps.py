@@ -5,8 +5,8 @@ class ProfilesConfig(AppConfig):
     name = "loopguard_site.profiles"
 
     def ready(self) -> None:
-        # replay (a lower layer) runs the stored profiles without importing this app
-        from loopguard_site.replay.selectors import stored_profiles_reader_set
+        # transcripts and replay (lower layers) use the stored profiles without importing this app
+        from loopguard_site.transcripts.selectors import stored_profiles_reader_set
 
         from .selectors import profiles_config
 

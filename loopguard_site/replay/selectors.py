@@ -10,11 +10,11 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Case, QuerySet, Value, When
 
-from detector.config import Config, builtin_config
+from detector.config import Config
 from loopguard_site.accounts.access import in_visible_projects, object_for
 from loopguard_site.accounts.models import Role
 from loopguard_site.transcripts.models import Session
-from loopguard_site.transcripts.selectors import session_list
+from loopguard_site.transcripts.selectors import project_profiles, session_list
 
 from .models import Detection, ReplayJob, ReplayRun, SessionVerdict
 
@@ -29,26 +29,10 @@ SESSION_FILTER_KEYS = {
 }
 
 
-# The stored profiles live in the profiles app, a layer above this one (it
-# tunes them on reviewers' labels, which sit above replay too), so it hands
-# its reader in when the apps load (`ProfilesConfig.ready`).
-_stored_profiles: Callable[[int], Config] | None = None
-
-
-def stored_profiles_reader_set(reader: Callable[[int], Config]) -> None:
-    """`reader(project_id)`: the built-in profiles and the latest version of
-    every profile stored in the project."""
-    global _stored_profiles
-    _stored_profiles = reader
-
-
 def replay_config(project_id: int | None = None) -> Config:
-    """The profiles a project's replays may run: the built-in ones and the
-    latest version of every one stored in the project (None: the built-in
-    ones only, among which a live session's profile is)."""
-    if not project_id or _stored_profiles is None:
-        return builtin_config()
-    return _stored_profiles(project_id)
+    """The profiles a project's replays may run: its sessions' profiles
+    (`transcripts.selectors.project_profiles`)."""
+    return project_profiles(project_id)
 
 
 # Reviewers' labels live in the review app, a layer above this one (a label
@@ -72,13 +56,6 @@ def labelled_truths(session_ids: Iterable[int]) -> Mapping[int, Any]:
 
 def profile_names(project_id: int | None = None) -> list[str]:
     return list(replay_config(project_id).profiles)
-
-
-def scan_profile_name(project_id: int | None, model: str) -> str:
-    """The profile a session of the project with this model is scanned with
-    when it arrives: the first stored profile, then built-in one, whose model
-    globs match it (as a live session's is chosen), else `default`."""
-    return replay_config(project_id).select(model=model).name
 
 
 def profile_names_of(project_ids: Iterable[int]) -> list[str]:

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 
@@ -9,6 +9,7 @@ from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet, TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
 
+from detector.config import Config, builtin_config
 from loopguard_site.accounts.access import in_visible_projects, object_for
 from loopguard_site.accounts.models import Role
 from loopguard_site.replay.models import Detection, ReplayRun, ReplayState, SessionVerdict
@@ -23,6 +24,36 @@ DEFAULT_SORT = "-created"
 VERDICTS = ("loop", "clean", "unscanned")
 LABEL_FILTERS = ("unlabelled", "labelled", *LabelKind.values)
 OPEN_STATES = (Session.State.LIVE, Session.State.LOOPING, Session.State.STALLED)  # `live=1`
+
+
+# The stored profiles live in the profiles app, layers above (it tunes them
+# on reviewers' labels of replays), so it hands its reader in when the apps
+# load (`ProfilesConfig.ready`).
+_stored_profiles: Callable[[int], Config] | None = None
+
+
+def stored_profiles_reader_set(reader: Callable[[int], Config]) -> None:
+    """`reader(project_id)`: the built-in profiles and the latest version of
+    every profile stored in the project."""
+    global _stored_profiles
+    _stored_profiles = reader
+
+
+def project_profiles(project_id: int | None = None) -> Config:
+    """The profiles the project's sessions are scanned and replayed with:
+    the built-in ones and the latest version of every one stored in the
+    project (None: the built-in ones only, among which a live session's
+    profile is)."""
+    if not project_id or _stored_profiles is None:
+        return builtin_config()
+    return _stored_profiles(project_id)
+
+
+def scan_profile_name(project_id: int | None, model: str) -> str:
+    """The profile a session of the project with this model is scanned with
+    when it arrives: the first stored profile, then built-in one, whose model
+    globs match it (as a live session's is chosen), else `default`."""
+    return project_profiles(project_id).select(model=model).name
 
 
 def sessions_visible_to(user: AbstractBaseUser) -> QuerySet[Session]:

@@ -13,7 +13,6 @@ from detector.importers import FormatNotRecognised, TranscriptError, parse_bytes
 from detector.json_depth import json_depth_problem
 from loopguard_site.accounts.models import Project
 from loopguard_site.accounts.services import default_project
-from loopguard_site.replay.selectors import scan_profile_name
 from loopguard_site.replay.services import sessions_scan
 from loopguard_site.storable import unstorable_event
 
@@ -21,6 +20,7 @@ from .archives import ZipLimits, is_zip, zip_members
 from .event_rows import events_insert
 from .models import RawUpload, Session, Tag
 from .raw_uploads import raw_upload_create
+from .selectors import scan_profile_name
 
 TITLE_MAX = Session._meta.get_field("title").max_length
 MODEL_MAX = Session._meta.get_field("model").max_length
