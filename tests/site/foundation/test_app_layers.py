@@ -52,7 +52,6 @@ KNOWN_UPWARD: set[str] = {
     "loopguard_site.transcripts.retention imports loopguard_site.review.models: review is above transcripts",
     "loopguard_site.transcripts.selectors imports loopguard_site.replay.models: replay is above transcripts",
     "loopguard_site.transcripts.selectors imports loopguard_site.review.models: review is above transcripts",
-    "loopguard_site.transcripts.services imports loopguard_site.replay.services: replay is above transcripts",
     "loopguard_site.transcripts.views imports loopguard_site.replay.selectors: replay is above transcripts",
 }
 
