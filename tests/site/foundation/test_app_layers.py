@@ -48,8 +48,6 @@ LAYERS: list[set[str]] = [
 # one goes (strike it here) and when any other appears.
 KNOWN_UPWARD: set[str] = {
     "loopguard_site.transcripts.api_views imports loopguard_site.replay.models: replay is above transcripts",
-    "loopguard_site.transcripts.retention imports loopguard_site.replay.models: replay is above transcripts",
-    "loopguard_site.transcripts.retention imports loopguard_site.review.models: review is above transcripts",
     "loopguard_site.transcripts.selectors imports loopguard_site.replay.models: replay is above transcripts",
     "loopguard_site.transcripts.selectors imports loopguard_site.review.models: review is above transcripts",
     "loopguard_site.transcripts.views imports loopguard_site.replay.selectors: replay is above transcripts",
