@@ -8,17 +8,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Case, QuerySet, Value, When
+from django.db.models import Case, Exists, OuterRef, Prefetch, Q, QuerySet, Value, When
 
 from detector.config import Config
 from loopguard_site.accounts.access import in_visible_projects, object_for
 from loopguard_site.accounts.models import Role
 from loopguard_site.transcripts.models import Session
-from loopguard_site.transcripts.selectors import project_profiles, session_list
+from loopguard_site.transcripts.selectors import project_profiles, sessions_matching
 
-from .models import Detection, ReplayJob, ReplayRun, SessionVerdict
+from .models import Detection, ReplayJob, ReplayRun, ReplayState, SessionVerdict
 
-# A replay's filter key -> the session list selector's argument.
+# A replay's filter key -> the session selectors' argument.
 SESSION_FILTER_KEYS = {
     "model": "model",
     "format": "source_format",
@@ -27,6 +27,7 @@ SESSION_FILTER_KEYS = {
     "q": "q",
     "has_detections": "has_detections",
 }
+VERDICTS = ("loop", "clean", "unscanned")  # the session list's `verdict` filter
 
 
 def replay_config(project_id: int | None = None) -> Config:
@@ -72,8 +73,71 @@ def session_ids_matching(project_id: int, session_filter: dict) -> Iterator[int]
     one for `{}`), oldest first. Keys: `model`, `format`, `tag`, `state`, `q`
     and `has_detections`, as `GET /api/sessions` reads them."""
     kwargs = {SESSION_FILTER_KEYS[key]: value for key, value in session_filter.items()}
-    sessions = session_list(project=project_id, **kwargs).order_by("id").values_list("id", flat=True)
+    has_detections = kwargs.pop("has_detections", None)
+    sessions = sessions_by_results(sessions_matching(project=project_id, **kwargs), has_detections=has_detections)
+    sessions = sessions.order_by("id").values_list("id", flat=True)
     return sessions.iterator(chunk_size=2000)
+
+
+def sessions_by_results(
+    sessions: QuerySet[Session],
+    *,
+    has_detections: bool | None = None,
+    profile: str = "",
+    verdict: str = "",
+    detector: str = "",
+    detection_type: str = "",
+) -> QuerySet[Session]:
+    """Those of `sessions` with (or without) stored detections, and those
+    whose results match `verdict` (one of `VERDICTS`), `detector` and
+    `detection_type` (empty means any): the results of `profile`, or by
+    default each session's own scan profile (`Session.profile`; any profile
+    for a session that has none)."""
+    if has_detections is not None:
+        detected = Exists(Detection.objects.filter(session=OuterRef("pk")))
+        sessions = sessions.filter(detected if has_detections else ~detected)
+    if verdict:
+        sessions = sessions.filter(_verdict_filter(verdict, profile))
+    if detector or detection_type:
+        found = Detection.objects.all()
+        if detector:
+            found = found.filter(detector=detector)
+        if detection_type:
+            found = found.filter(type=detection_type)
+        sessions = sessions.filter(_of_profile(found, profile))
+    return sessions
+
+
+def sessions_with_verdicts(sessions: QuerySet[Session]) -> QuerySet[Session]:
+    """`sessions`, each with its verdicts (prefetched, by profile) and
+    `scanning` (a replay of it is queued or running)."""
+    return sessions.prefetch_related(
+        Prefetch("verdicts", queryset=SessionVerdict.objects.order_by("profile"))
+    ).annotate(
+        scanning=Exists(
+            ReplayRun.objects.filter(session=OuterRef("pk"), state__in=[ReplayState.QUEUED, ReplayState.RUNNING])
+        )
+    )
+
+
+def _of_profile(results: QuerySet, profile: str) -> Q:
+    """Sessions with a row of `results` (verdicts or detections) under
+    `profile`, or by default under their own scan profile (any profile for a
+    session that has none)."""
+    mine = results.filter(session=OuterRef("pk"))
+    if profile:
+        return Q(Exists(mine.filter(profile=profile)))
+    own = Q(Exists(mine.filter(profile=OuterRef("profile"))))
+    return (Q(profile="") & Q(Exists(mine))) | (~Q(profile="") & own)
+
+
+def _verdict_filter(verdict: str, profile: str) -> Q:
+    if verdict == "loop":
+        return _of_profile(SessionVerdict.objects.filter(looped=True), profile)
+    scanned = _of_profile(SessionVerdict.objects.all(), profile)
+    if verdict == "clean":
+        return scanned & ~_of_profile(SessionVerdict.objects.filter(looped=True), profile)
+    return ~scanned
 
 
 def existing_session_ids(project_id: int, session_ids: list[int]) -> set[int]:

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Exists, OuterRef, QuerySet, Sum
+from django.db.models import Exists, OuterRef, Q, QuerySet, Sum
 from django.db.models.fields.json import KT
 from django.db.models.functions import Length
 
@@ -19,6 +19,8 @@ from loopguard_site.transcripts.models import Event, Session
 from .agreement import group_kappa
 from .models import Adjudication, Label, LabelKind
 from .truth import MISSED_LOOP, SESSION_ITEM, TRUE_LOOP, ItemLabels, SessionTruth, session_truth
+
+LABEL_FILTERS = ("unlabelled", "labelled", *LabelKind.values)  # the session list's `label` filter
 
 CONTEXT_CHARS = 300  # text shown before and after a detection's span
 SPAN_CHARS = 2000  # of the span itself; a longer one is cut in the middle
@@ -309,3 +311,24 @@ def label_to_dict(label: Label) -> dict:
     elif label.label == LabelKind.MISSED_LOOP:
         data.update(channel=label.channel, start=label.start, end=label.end)
     return data
+
+
+def sessions_by_label(sessions: QuerySet[Session], label: str) -> QuerySet[Session]:
+    """Those of `sessions` whose reviewers' labels (of the session or its
+    detections) match `label`, one of `LABEL_FILTERS` (empty means any)."""
+    if not label:
+        return sessions
+    labels = Label.objects.filter(session=OuterRef("pk"))
+    if label == "unlabelled":
+        return sessions.filter(~Q(Exists(labels)))
+    if label == "labelled":
+        return sessions.filter(Exists(labels))
+    return sessions.filter(Exists(labels.filter(label=label)))
+
+
+def sessions_with_label_kinds(sessions: QuerySet[Session]) -> QuerySet[Session]:
+    """`sessions`, each with `labelled_<kind>` for every `LabelKind`: a
+    reviewer gave it or one of its detections that label."""
+    return sessions.annotate(
+        **{f"labelled_{kind}": Exists(Label.objects.filter(session=OuterRef("pk"), label=kind)) for kind in LabelKind}
+    )

@@ -6,7 +6,6 @@ counts, those inside functions too."""
 from __future__ import annotations
 
 import ast
-import re
 from pathlib import Path
 
 import loopguard_site
@@ -42,17 +41,6 @@ LAYERS: list[set[str]] = [
     {"asgi"},
     {"cli"},
 ]
-
-# Imports that go against the layers today, still to be removed (line
-# numbers left out, so edits above them do not matter): the test fails when
-# one goes (strike it here) and when any other appears.
-KNOWN_UPWARD: set[str] = {
-    "loopguard_site.transcripts.api_views imports loopguard_site.replay.models: replay is above transcripts",
-    "loopguard_site.transcripts.selectors imports loopguard_site.replay.models: replay is above transcripts",
-    "loopguard_site.transcripts.selectors imports loopguard_site.review.models: review is above transcripts",
-    "loopguard_site.transcripts.views imports loopguard_site.replay.selectors: replay is above transcripts",
-}
-
 
 def module_name(path: Path, root: Path) -> list[str]:
     parts = list(path.relative_to(root.parent).with_suffix("").parts)
@@ -167,5 +155,4 @@ def test_the_checker_names_module_line_and_import_of_each_wrong_import(tmp_path)
 
 def test_the_lab_imports_only_down_its_layers():
     root = Path(loopguard_site.__file__).parent
-    found = {re.sub(r":\d+ imports ", " imports ", line) for line in layer_violations(root, LAYERS)}
-    assert found == KNOWN_UPWARD
+    assert layer_violations(root, LAYERS) == []
