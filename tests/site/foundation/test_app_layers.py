@@ -42,6 +42,7 @@ LAYERS: list[set[str]] = [
     {"cli"},
 ]
 
+
 def module_name(path: Path, root: Path) -> list[str]:
     parts = list(path.relative_to(root.parent).with_suffix("").parts)
     return parts[:-1] if parts[-1] == "__init__" else parts
@@ -156,3 +157,18 @@ def test_the_checker_names_module_line_and_import_of_each_wrong_import(tmp_path)
 def test_the_lab_imports_only_down_its_layers():
     root = Path(loopguard_site.__file__).parent
     assert layer_violations(root, LAYERS) == []
+
+
+def test_a_wrong_import_added_to_the_lab_is_caught(tmp_path):
+    source = Path(loopguard_site.__file__).parent
+    copy = tmp_path / "loopguard_site"
+    for path in source.rglob("*.py"):
+        (copy / path.relative_to(source)).parent.mkdir(parents=True, exist_ok=True)
+        (copy / path.relative_to(source)).write_text(path.read_text())
+    access = copy / "accounts" / "access.py"
+    lines = access.read_text().count("\n")
+    access.write_text(access.read_text() + "\n\ndef f():\n    from loopguard_site.transcripts.models import Session\n")
+    assert layer_violations(copy, LAYERS) == [
+        f"loopguard_site.accounts.access:{lines + 4} imports loopguard_site.transcripts.models:"
+        " transcripts is above accounts"
+    ]
