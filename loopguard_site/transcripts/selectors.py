@@ -78,8 +78,9 @@ def sessions_matching(
     session) matching every filter of their own fields given (empty means
     any), sorted by `sort` (a `sort_choices()` value; ties broken by id, same
     direction). `q` searches title, model and tag names, case-insensitively;
-    `created` is a UTC day; `live` keeps the open live sessions. The filters
-    by scan results and labels are the layers' above (timeline.selectors.session_list)."""
+    `created` is a UTC day; `live` keeps the open live sessions. Filters by
+    scan results and labels belong to the layers above
+    (`timeline.selectors.session_list` composes them)."""
     sessions = Session.objects.all() if among is None else among
     if project is not None:
         sessions = sessions.filter(project_id=project)
