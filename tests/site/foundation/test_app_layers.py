@@ -22,6 +22,7 @@ LAYERS: list[set[str]] = [
         "staticfinders",
         "embedded_worker",
         "storable",
+        "errors",  # FieldError, raised by every layer
         "postgresql",
         "formats",
         "templatetags",
