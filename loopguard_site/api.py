@@ -24,7 +24,7 @@ from detector.json_depth import json_depth_problem
 from loopguard_site.accounts.auth import request_token_user
 from loopguard_site.accounts.quota import QUOTA_USED_UP, request_quota_take
 from loopguard_site.errors import FieldError
-from loopguard_site.transcripts.storable import unstorable_value
+from loopguard_site.storable import unstorable_value
 
 
 def error_response(

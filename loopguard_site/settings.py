@@ -21,8 +21,14 @@ from django.core.exceptions import ImproperlyConfigured
 from .env import database_from_url, env_bool, env_int, env_list, env_str, secret_key_from_file, sqlite_database
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+# A checkout keeps templates/, static/ and fixtures/demo/ at its top level; a
+# wheel carries them inside the package (setup.py).
+IN_CHECKOUT = (BASE_DIR / "manage.py").is_file()
+ASSETS_DIR = BASE_DIR if IN_CHECKOUT else Path(__file__).resolve().parent
 
-DATA_DIR = Path(env_str("LOOPGUARD_DATA_DIR", str(BASE_DIR / ".data"))).expanduser().resolve()
+DATA_DIR = Path(
+    env_str("LOOPGUARD_DATA_DIR", str(BASE_DIR / ".data" if IN_CHECKOUT else Path.home() / ".loopguard"))
+).expanduser().resolve()
 DATA_DIR.mkdir(parents=True, exist_ok=True)
 
 DEBUG = env_bool("DEBUG", True)
@@ -213,7 +219,7 @@ ASGI_APPLICATION = "loopguard_site.asgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        "DIRS": [ASSETS_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -245,7 +251,7 @@ LOGOUT_REDIRECT_URL = "accounts:login"
 
 STATIC_URL = "static/"
 STATIC_ROOT = DATA_DIR / "static"
-STATICFILES_DIRS = [BASE_DIR / "static"]
+STATICFILES_DIRS = [ASSETS_DIR / "static"]
 STATICFILES_FINDERS = [
     "django.contrib.staticfiles.finders.FileSystemFinder",
     "django.contrib.staticfiles.finders.AppDirectoriesFinder",

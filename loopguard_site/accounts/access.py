@@ -24,7 +24,6 @@ from django.db.models import F, Model, QuerySet
 from django.http import Http404
 
 from loopguard_site.errors import FieldError
-from loopguard_site.transcripts.models import Session
 
 from .models import ROLE_RANK, Membership, Project, Role
 
@@ -84,10 +83,6 @@ def in_visible_projects(rows: QuerySet, user: AbstractBaseUser, project_field: s
     return rows if ids is None else rows.filter(**{f"{project_field}__in": ids})
 
 
-def sessions_visible_to(user: AbstractBaseUser) -> QuerySet[Session]:
-    return in_visible_projects(Session.objects.all(), user)
-
-
 def object_for(
     user: AbstractBaseUser,
     rows: QuerySet,
@@ -139,9 +134,10 @@ def project_for(user: AbstractBaseUser, chosen: object, role: str) -> Project:
     return project
 
 
-def require_ingest(user: AbstractBaseUser, session: Session) -> None:
-    """A live session takes events from its creator (a reviewer or more of
-    its project) or from an admin of its project; PermissionDenied otherwise."""
+def require_ingest(user: AbstractBaseUser, session: Model) -> None:
+    """A live session (a `transcripts.models.Session`) takes events from its
+    creator (a reviewer or more of its project) or from an admin of its
+    project; PermissionDenied otherwise."""
     require_role(user, session.project_id, Role.REVIEWER, noun="session")
     if session.uploader_id != user.pk and not has_role(user, session.project_id, Role.ADMIN):
         raise PermissionDenied(f"session {session.pk} is not yours to stream into")

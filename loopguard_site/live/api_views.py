@@ -7,9 +7,9 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from loopguard_site.accounts.access import sessions_visible_to
 from loopguard_site.api import api_view, json_body
 from loopguard_site.transcripts.api_views import session_events_list
+from loopguard_site.transcripts.selectors import sessions_visible_to
 
 from .protocol import parse_message
 from .selectors import dashboard_rows, session_to_ingest

@@ -20,7 +20,7 @@ from django.conf import settings
 from detector import EventError, validate_event
 from detector.json_depth import json_depth_at, json_depth_problem
 from loopguard_site.errors import FieldError
-from loopguard_site.transcripts.storable import unstorable_event
+from loopguard_site.storable import unstorable_event
 
 MAX_EVENTS_PER_MESSAGE = 10_000
 

@@ -74,7 +74,7 @@ def tick_candidate_ids() -> list[int]:
 
 
 def dashboard_rows(among: QuerySet[Session]) -> list[dict]:
-    """Sessions of `among` (a user's: accounts.access.sessions_visible_to)
+    """Sessions of `among` (a user's: transcripts.selectors.sessions_visible_to)
     that were ever live (newest first): state, last event time, and their
     first detection (of the session's profile), for the dashboard."""
     first = Detection.objects.filter(session=OuterRef("pk"), profile=OuterRef("profile")).order_by("event_seq", "id")

@@ -12,11 +12,10 @@ from django.views.decorators.http import require_GET, require_http_methods
 from loopguard_site.accounts.access import (
     project_for,
     projects_with_role,
-    sessions_visible_to,
 )
 from loopguard_site.accounts.models import Role
 from loopguard_site.errors import FieldError, form_error_add
-from loopguard_site.transcripts.selectors import session_list
+from loopguard_site.transcripts.selectors import sessions_matching, sessions_visible_to
 
 from .compare import compare_profiles
 from .forms import CompareForm, ReplayForm
@@ -33,7 +32,7 @@ FORM_SESSIONS = 200  # newest sessions offered as tick boxes; older ones through
 @require_http_methods(["GET", "POST"])
 def replay_new(request: HttpRequest) -> HttpResponse:
     projects = projects_with_role(request.user, Role.REVIEWER)
-    sessions = session_list(among=sessions_visible_to(request.user).filter(project__in=projects))
+    sessions = sessions_matching(among=sessions_visible_to(request.user).filter(project__in=projects))
     form = ReplayForm(
         request.POST or None,
         projects=projects,

@@ -10,11 +10,11 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from loopguard_site.accounts.access import object_for, projects_with_role, sessions_visible_to
+from loopguard_site.accounts.access import object_for, projects_with_role
 from loopguard_site.accounts.models import Role
 from loopguard_site.errors import FieldError, page_error
 from loopguard_site.replay.models import Detection
-from loopguard_site.transcripts.selectors import session_for
+from loopguard_site.transcripts.selectors import session_for, sessions_visible_to
 
 from .selectors import (
     QueueFilter,

@@ -8,16 +8,14 @@ from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.utils.http import content_disposition_header
 
 from detector.importers import FORMATS
-from loopguard_site.accounts.access import project_for, sessions_visible_to
+from loopguard_site.accounts.access import project_for
 from loopguard_site.accounts.models import Role
 from loopguard_site.api import api_view, int_param
 from loopguard_site.errors import FieldError
-from loopguard_site.replay.models import SessionVerdict
 
-from .filters import session_filters
 from .models import RawUpload, Session
 from .raw_uploads import raw_upload_read
-from .selectors import session_events, session_for, session_list
+from .selectors import session_events, session_for
 from .services import (
     ImportOutcome,
     Upload,
@@ -27,7 +25,6 @@ from .services import (
     upload_size_error,
 )
 
-PAGE_SIZE = 50
 FORMAT_PARAMETER = "the format parameter (a form field or ?format=)"
 EVENTS_LIMIT = 1000  # default page of events
 EVENTS_LIMIT_MAX = 10_000
@@ -44,58 +41,6 @@ def session_summary(session: Session) -> dict:
         "format": session.source_format,
         "events": session.event_count,
     }
-
-
-def session_detail_dict(session: Session) -> dict:
-    """A session as `GET /api/sessions[/<id>]` answers it: with `profile`
-    (the one it is scanned with) and the verdict of each profile it was
-    scanned or replayed with, by profile name."""
-    return {
-        **session_summary(session),
-        "state": session.state,
-        "created": session.created.isoformat(),
-        "parser_version": session.parser_version,
-        "tags": session.tag_names(),
-        "profile": session.profile,
-        "verdicts": [verdict_dict(v) for v in sorted(session.verdicts.all(), key=lambda v: v.profile)],
-    }
-
-
-def verdict_dict(verdict: SessionVerdict) -> dict:
-    first = None
-    if verdict.looped:
-        first = {
-            "id": verdict.first_detection_id,
-            "detector": verdict.first_detection_detector,
-            "type": verdict.first_detection_type,
-            "channel": verdict.first_detection_channel,
-            "start": verdict.first_detection_start,
-            "at": verdict.first_detection_at,
-        }
-    return {
-        "profile": verdict.profile,
-        "verdict": "loop" if verdict.looped else "clean",
-        "detections": verdict.detection_count,
-        "first_detection": first,
-    }
-
-
-@api_view(methods=("GET", "POST"))
-def sessions(request: HttpRequest) -> HttpResponse:
-    return sessions_create(request) if request.method == "POST" else sessions_list(request)
-
-
-def sessions_list(request: HttpRequest) -> JsonResponse:
-    filters = session_filters(request.GET)
-    page = int_param(request, "page", 1, low=1)
-    start = (page - 1) * PAGE_SIZE
-    rows = list(session_list(among=sessions_visible_to(request.user), **filters)[start : start + PAGE_SIZE + 1])
-    next_url = None
-    if len(rows) > PAGE_SIZE:
-        query = request.GET.copy()
-        query["page"] = str(page + 1)
-        next_url = request.build_absolute_uri(f"{request.path}?{query.urlencode()}")
-    return JsonResponse({"results": [session_detail_dict(s) for s in rows[:PAGE_SIZE]], "next": next_url})
 
 
 def _upload_options(request: HttpRequest, form: QueryDict) -> dict:
@@ -125,6 +70,7 @@ def _raw_body_outcomes(request: HttpRequest, options: dict) -> list[ImportOutcom
 
 
 def sessions_create(request: HttpRequest) -> JsonResponse:
+    """`POST /api/sessions` (its URL is the session list's, timeline.api_views.sessions)."""
     if request.GET.get("live", "").lower() in _TRUE:
         return _live_create(request)
     if request.content_type == "multipart/form-data":
@@ -155,11 +101,6 @@ def _live_create(request: HttpRequest) -> JsonResponse:
         tags=tags,
     )
     return JsonResponse({"sessions": [session_summary(session)], "errors": []}, status=201)
-
-
-@api_view()
-def session_detail(request: HttpRequest, pk: int) -> JsonResponse:
-    return JsonResponse(session_detail_dict(session_for(request.user, pk)))
 
 
 @api_view()

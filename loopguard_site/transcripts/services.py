@@ -14,14 +14,14 @@ from detector.json_depth import json_depth_problem
 from loopguard_site.accounts.models import Project
 from loopguard_site.accounts.services import default_project
 from loopguard_site.errors import FieldError
-from loopguard_site.replay.selectors import scan_profile_name
-from loopguard_site.replay.services import sessions_scan
+from loopguard_site.storable import unstorable_event
 
 from .archives import ZipLimits, is_zip, zip_members
 from .event_rows import events_insert
 from .models import RawUpload, Session, Tag
 from .raw_uploads import raw_upload_create
-from .storable import unstorable_event
+from .selectors import scan_profile_name
+from .signals import sessions_imported
 
 TITLE_MAX = Session._meta.get_field("title").max_length
 MODEL_MAX = Session._meta.get_field("model").max_length
@@ -201,7 +201,8 @@ def sessions_import_upload(
     transaction: one outcome per file, in order; a bad file never stops the
     others. The one entry point of the upload page, the API and the CLI.
     The sessions stored are then scanned in the background, each with the
-    profile its model selects (`replay.services.sessions_scan`)."""
+    profile its model selects (`signals.sessions_imported`, which replay
+    answers)."""
     options = {"fmt": fmt, "uploader": uploader, "project": project, "title": title, "tags": list(tags)}
     outcomes = []
     for upload in uploads:
@@ -224,7 +225,7 @@ def sessions_import_upload(
                 outcomes.append(_import_outcome(member, name, raw_name=path, **options))
     stored = [outcome.session for outcome in outcomes if outcome.session is not None]
     if stored:
-        sessions_scan(sessions=stored, user=uploader)
+        sessions_imported.send(sender=Session, sessions=stored, user=uploader)
     return outcomes
 
 

@@ -8,8 +8,9 @@ from datetime import date
 from django.http import QueryDict
 
 from loopguard_site.errors import FieldError
-
-from .selectors import DEFAULT_SORT, LABEL_FILTERS, VERDICTS, sort_choices
+from loopguard_site.replay.selectors import VERDICTS
+from loopguard_site.review.selectors import LABEL_FILTERS
+from loopguard_site.transcripts.selectors import DEFAULT_SORT, sort_choices
 
 _TRUE = {"1", "true", "yes"}
 _FALSE = {"0", "false", "no"}
