@@ -45,10 +45,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.lab_processes import HOST, bench_lab, free_port, load_average, processes, wait_listening  # noqa: E402
+from bench.lab_processes import (  # noqa: E402
+    HOST,
+    ConnectionPeak,
+    bench_lab,
+    free_port,
+    load_average,
+    processes,
+    wait_listening,
+)
 
 LOOPGUARD = Path(sys.executable).with_name("loopguard")
-FINISHED = ("done", "failed")
 SCENARIOS = ["deep", "storm", "kill", "broker", "body"]
 SCENARIOS = ["deep", "storm", "kill", "broker", "body"]
 
@@ -115,35 +122,6 @@ def produce(url: str, token: str, session_id: int, messages: int, acked: dict, e
     except Exception as exc:  # noqa: BLE001 - counted, reported
         errors.append(f"{type(exc).__name__}: {exc}")
     acked[session_id] = live.acked if live is not None else 0
-
-
-class ConnectionPeak:
-    """The most connections PostgreSQL shows for an application_name."""
-
-    def __init__(self, database_url: str, names: list[str]):
-        self.url, self.names = database_url, names
-        self.peak = dict.fromkeys(names, 0)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        import psycopg
-
-        with psycopg.connect(self.url, autocommit=True) as watcher:
-            while not self._stop.is_set():
-                for name, count in watcher.execute(
-                    "SELECT application_name, count(*) FROM pg_stat_activity WHERE application_name = ANY(%s)"
-                    " GROUP BY application_name",
-                    (self.names,),
-                ):
-                    self.peak[name] = max(self.peak[name], count)
-                time.sleep(0.01)
-
-    def stop(self) -> dict[str, int]:
-        self._stop.set()
-        self._thread.join()
-        return self.peak
 
 
 def deep_message(group, env, logs, messages: int) -> dict:
@@ -260,15 +238,34 @@ def job_counts(job_id: int) -> tuple[int, int, int, int]:
 
 
 def wait_job(job_id: int, at_least: int | None = None, seconds: float = 600) -> float:
+    from loopguard_site.jobs import FINISHED_STATES
     from loopguard_site.replay.models import ReplayJob
 
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         job = ReplayJob.objects.get(pk=job_id)
-        if (at_least is not None and job.done >= at_least) or job.state in FINISHED:
+        if (at_least is not None and job.done >= at_least) or job.state in FINISHED_STATES:
             return time.monotonic()
         time.sleep(0.1)
     raise SystemExit(f"replay job {job_id} did not get there in {seconds} s")
+
+
+def wait_replaying(job_id: int, seconds: float = 600) -> None:
+    """Return once one of the job's runs has been replaying for a second:
+    a kill then lands mid-replay, not between a run's commit and its ack."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from loopguard_site.replay.models import ReplayRun
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        since = timezone.now() - timedelta(seconds=1)
+        if ReplayRun.objects.filter(job_id=job_id, state="running", started__lt=since).exists():
+            return
+        time.sleep(0.05)
+    raise SystemExit(f"no run of replay job {job_id} was replaying within {seconds} s")
 
 
 def worker_sigkill(group, env, logs, sessions: int, events: int) -> dict:
@@ -279,6 +276,7 @@ def worker_sigkill(group, env, logs, sessions: int, events: int) -> dict:
     worker = start_worker(group, env, logs, "worker-kill", **visibility)
     job = replay_job(url, token, ids)
     wait_job(job, at_least=max(1, sessions // 3))
+    wait_replaying(job)
     os.killpg(worker.pid, signal.SIGKILL)
     worker.wait()
     group.running.remove(worker)

@@ -140,8 +140,9 @@ LOOPGUARD_LOGIN_LOCK_SECONDS = env_int("LOOPGUARD_LOGIN_LOCK_SECONDS", 900, mini
 # Crashed jobs finish. A task taken by a worker that died (SIGKILL, a lost
 # machine) goes back to the queue once unacknowledged for VISIBILITY seconds
 # (full mode; a running task is acknowledged when it ends). A replay job with
-# no run started or finished for STALE seconds (the broker restarted without
-# persistence and lost its tasks) has its runs re-queued by the lab's sweep.
+# no run started or finished for STALE seconds, or a tuning job with no
+# progress for as long (the broker restarted without persistence and lost its
+# tasks; a worker died), is re-queued by the lab's sweep.
 LOOPGUARD_JOB_VISIBILITY_SECONDS = env_int("LOOPGUARD_JOB_VISIBILITY_SECONDS", 300, minimum=1)
 LOOPGUARD_JOB_STALE_SECONDS = env_int("LOOPGUARD_JOB_STALE_SECONDS", 600, minimum=1)
 
