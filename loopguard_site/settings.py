@@ -281,7 +281,14 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
     CELERY_BROKER_URL = REDIS_URL
     CELERY_RESULT_BACKEND = REDIS_URL
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": LOOPGUARD_JOB_VISIBILITY_SECONDS}
+    # A worker looks for tasks unacknowledged past the visibility timeout when
+    # it starts, then every unacked_restore_interval (10 s) times the throttle:
+    # kombu's default throttle, 10, let a killed worker's task wait 100 s more
+    # once its restarted worker was up before the timeout had passed.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": LOOPGUARD_JOB_VISIBILITY_SECONDS,
+        "unacked_restore_throttle": 1,
+    }
 
 # Every 500 is logged with its traceback with DEBUG off too (Django's
 # default then only mails ADMINS), to stderr, where the lab's output and a
