@@ -11,8 +11,9 @@ Scenarios:
   LOOPGUARD_DB_CONNECTIONS; recovery: the last producer's last ack after
   the first start. The peak of each lab's connections is printed below.
 - worker SIGKILL: a replay job; its worker is killed with SIGKILL a third
-  of the way through and started again; recovery: kill to job done
-  (LOOPGUARD_JOB_VISIBILITY_SECONDS=5 here).
+  of the way through, while a session replays, and started again; recovery:
+  kill to job done (LOOPGUARD_JOB_VISIBILITY_SECONDS=5 here; the lab's
+  LOOPGUARD_JOB_STALE_SECONDS=60, for a task lost outright).
 - broker restart: a replay job on a throwaway redis-server without
   persistence (another port: never the shared one), restarted empty a
   third of the way through; recovery: restart to job done (the lab's sweep,
@@ -269,7 +270,10 @@ def wait_replaying(job_id: int, seconds: float = 600) -> None:
 
 
 def worker_sigkill(group, env, logs, sessions: int, events: int) -> dict:
-    url = start_lab(group, env, logs, "lab-kill")
+    # A task can also vanish with its worker (killed between the broker's
+    # BRPOP and kombu's note of the unacknowledged message): the sweep
+    # recovers that, so its period must fit in this scenario's wait.
+    url = start_lab(group, env, logs, "lab-kill", LOOPGUARD_JOB_STALE_SECONDS="60", LOOPGUARD_LIVE_SWEEP_SECONDS="2")
     _, token = account("killer")
     ids = long_sessions(sessions, events)
     visibility = {"LOOPGUARD_JOB_VISIBILITY_SECONDS": "5"}
