@@ -115,7 +115,9 @@ def produce(url: str, token: str, session_id: int, messages: int, acked: dict, e
 
     live = None
     try:
-        live = LiveSession(url, token, session_id=session_id, window=8, retries=retries)
+        # linger=0: each event its own message (the client batches by default),
+        # so that acknowledged messages and stored events count the same things
+        live = LiveSession(url, token, session_id=session_id, window=8, retries=retries, linger=0)
         for n in range(1, messages + 1):
             live.send({"type": "content", "text": f"{session_id} {n}"})
         live.flush()
