@@ -207,5 +207,7 @@ def test_a_job_whose_broker_restarted_without_persistence_is_requeued_by_the_swe
         broker.kill()
         broker.wait()
     assert (done.state, done.attempts, done.error) == ("done", 1, ""), worker.log.read_text()
+    # run by the task the sweep sent once the job was stale (10 s): the first was lost
+    assert done.started - done.created >= timedelta(seconds=10)
     assert done.result == expected
     assert (done.done, done.total) == (expected["evaluations"], expected["evaluations"])
