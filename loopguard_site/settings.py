@@ -146,8 +146,9 @@ LOOPGUARD_LOGIN_LOCK_SECONDS = env_int("LOOPGUARD_LOGIN_LOCK_SECONDS", 900, mini
 # Crashed jobs finish. A task taken by a worker that died (SIGKILL, a lost
 # machine) goes back to the queue once unacknowledged for VISIBILITY seconds
 # (full mode; a running task is acknowledged when it ends). A replay job with
-# no run started or finished for STALE seconds (the broker restarted without
-# persistence and lost its tasks) has its runs re-queued by the lab's sweep.
+# no run started or finished for STALE seconds, or a tuning job with no
+# progress for as long (the broker restarted without persistence and lost its
+# tasks; a worker died), is re-queued by the lab's sweep.
 LOOPGUARD_JOB_VISIBILITY_SECONDS = env_int("LOOPGUARD_JOB_VISIBILITY_SECONDS", 300, minimum=1)
 LOOPGUARD_JOB_STALE_SECONDS = env_int("LOOPGUARD_JOB_STALE_SECONDS", 600, minimum=1)
 
@@ -286,7 +287,14 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
     CELERY_BROKER_URL = REDIS_URL
     CELERY_RESULT_BACKEND = REDIS_URL
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": LOOPGUARD_JOB_VISIBILITY_SECONDS}
+    # A worker looks for tasks unacknowledged past the visibility timeout when
+    # it starts, then every unacked_restore_interval (10 s) times the throttle:
+    # kombu's default throttle, 10, let a killed worker's task wait 100 s more
+    # once its restarted worker was up before the timeout had passed.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": LOOPGUARD_JOB_VISIBILITY_SECONDS,
+        "unacked_restore_throttle": 1,
+    }
 
 # Every 500 is logged with its traceback with DEBUG off too (Django's
 # default then only mails ADMINS), to stderr, where the lab's output and a

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import datetime
+from functools import partial
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import Max, QuerySet
+from django.db.models import F, Max, Q, QuerySet
+from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
 from detector.config import BUILTIN_PROFILES, Config, Profile, builtin_config, dump_config, loads_config, parse_config
@@ -16,6 +19,7 @@ from detector.params import ConfigError
 from detector.tuning import FOLDS_RANGE, TuningCancelled, tune
 from loopguard_site.accounts.models import Project
 from loopguard_site.errors import FieldError
+from loopguard_site.jobs import job_requeue_claim, job_stale_cutoff
 from loopguard_site.replay.monitors import profile_unkept_error
 
 from .messages import send_tuning_progress
@@ -221,13 +225,12 @@ def _enqueue(job_id: int) -> None:
     tuning_job_run.delay(job_id)
 
 
-def _job_update(job_id: int, *, running_only: bool = False, **fields) -> bool:
-    """Update the job (with `running_only`, only while it runs: a cancel
-    wins) and tell its watchers."""
-    jobs = TuningJob.objects.filter(pk=job_id)
-    if running_only:
-        jobs = jobs.filter(state=TuningJob.State.RUNNING)
-    updated = jobs.update(**fields)
+def _job_update(job_id: int, claim: str, **fields) -> bool:
+    """Update the job while it runs under `claim` (a cancel, or a re-run
+    after it went stale, wins), mark it alive, and tell its watchers."""
+    updated = TuningJob.objects.filter(pk=job_id, state=TuningJob.State.RUNNING, claimed_by=claim).update(
+        heartbeat=timezone.now(), **fields
+    )
     send_tuning_progress(TuningJob.objects.get(pk=job_id))
     return bool(updated)
 
@@ -244,11 +247,57 @@ def tuning_job_cancel(*, job: TuningJob) -> TuningJob:
     return job
 
 
-def tuning_job_execute(*, job_id: int) -> None:
-    """Run a queued job (claimed once: a second delivery finds it taken)."""
-    if not TuningJob.objects.filter(pk=job_id, state=TuningJob.State.QUEUED).update(
-        state=TuningJob.State.RUNNING, started=timezone.now()
-    ):
+def tuning_job_claim(*, job_id: int, claim: str) -> bool:
+    """Take the job for the task `claim`: a queued job, or a running one
+    whose worker showed no progress for LOOPGUARD_JOB_STALE_SECONDS (it died;
+    this is a redelivery of its task, or another task). A running job that is
+    alive is left alone: the broker redelivers a task that runs longer than
+    its visibility timeout while it still runs. The search starts afresh."""
+    now = timezone.now()
+    taken = TuningJob.objects.filter(
+        Q(state=TuningJob.State.QUEUED)
+        | Q(state=TuningJob.State.RUNNING, heartbeat__lt=job_stale_cutoff(now)),
+        pk=job_id,
+    ).update(
+        state=TuningJob.State.RUNNING, claimed_by=claim, attempts=F("attempts") + 1, started=now, heartbeat=now,
+        done=0, total=0,
+    )  # fmt: skip
+    return taken == 1
+
+
+def tuning_jobs_requeue_stale(*, now: datetime) -> list[int]:
+    """Re-queue every queued or running job that showed no progress for
+    LOOPGUARD_JOB_STALE_SECONDS before `now` (its task was lost with a
+    broker restarted without persistence, or its worker was killed): back
+    to `queued`, its claim dropped (a search still running somewhere stops
+    at its next check and stores nothing), and enqueued again. At most once
+    per stale period (`job_requeue_claim`). The ids re-queued."""
+    cutoff = job_stale_cutoff(now)
+    stale = (
+        TuningJob.objects.filter(state__in=(TuningJob.State.QUEUED, TuningJob.State.RUNNING))
+        .annotate(active=Greatest("created", Coalesce("heartbeat", "created")))
+        .filter(active__lt=cutoff)
+        .values_list("pk", "created")
+    )
+    requeued = []
+    for job_id, created in stale:
+        if not job_requeue_claim("tuning", job_id, created):
+            continue  # another process (or an earlier sweep) did it
+        with transaction.atomic():
+            TuningJob.objects.filter(pk=job_id, state=TuningJob.State.RUNNING, heartbeat__lt=cutoff).update(
+                state=TuningJob.State.QUEUED, claimed_by=""
+            )
+            transaction.on_commit(partial(_enqueue, job_id))
+        requeued.append(job_id)
+    return requeued
+
+
+def tuning_job_execute(*, job_id: int, claim: str = "local") -> None:
+    """Run the job if the task `claim` (default: this process, as tests do)
+    can take it (`tuning_job_claim`); its writes count only while the job is
+    still its own, so a task that lost it (cancelled, or re-run after going
+    stale) stores nothing."""
+    if not tuning_job_claim(job_id=job_id, claim=claim):
         return
     job = TuningJob.objects.get(pk=job_id)
     try:
@@ -256,19 +305,19 @@ def tuning_job_execute(*, job_id: int) -> None:
         streams, label_ids = labelled_streams(job.project_id, job.globs)
         if not streams:
             raise FieldError(f"no labelled session has a model matching {job.model_glob!r}")
-        _job_update(job_id, running_only=True, sessions=len(streams), labels=label_ids)
+        _job_update(job_id, claim, sessions=len(streams), labels=label_ids)
 
         scored = [0]
 
         def progress(done: int, total: int) -> None:
             scored[0] = done
             if done < total and done % PROGRESS_EVERY == 0:
-                _job_update(job_id, running_only=True, done=done, total=total)
+                _job_update(job_id, claim, done=done, total=total)
 
         def cancelled() -> bool:  # asked after every candidate; the database every PROGRESS_EVERY
             if scored[0] % PROGRESS_EVERY:
                 return False
-            return TuningJob.objects.filter(pk=job_id, state=TuningJob.State.CANCELLED).exists()
+            return not TuningJob.objects.filter(pk=job_id, state=TuningJob.State.RUNNING, claimed_by=claim).exists()
 
         result = tune(
             streams,
@@ -284,12 +333,12 @@ def tuning_job_execute(*, job_id: int) -> None:
         return
     except Exception as exc:  # noqa: BLE001 - the job records any failure for its page
         error = f"{type(exc).__name__}: {exc}"
-        _job_update(job_id, running_only=True, state=TuningJob.State.FAILED, error=error, finished=timezone.now())
+        _job_update(job_id, claim, state=TuningJob.State.FAILED, error=error, finished=timezone.now())
         return
     done = result.evaluations
     _job_update(
         job_id,
-        running_only=True,
+        claim,
         state=TuningJob.State.DONE,
         result=result.to_dict(),
         done=done,

@@ -15,12 +15,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from functools import partial
 
-from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.cache import cache
 from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import Case, F, Max, Q, Value, When
 from django.db.models.functions import Coalesce, Greatest
@@ -32,6 +30,7 @@ from detector.config import Config
 from loopguard_site.accounts.models import Project
 from loopguard_site.accounts.services import default_project
 from loopguard_site.errors import FieldError
+from loopguard_site.jobs import job_requeue_claim, job_stale_cutoff
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.selectors import session_event_stream
 
@@ -493,9 +492,9 @@ def replay_jobs_requeue_stale(*, now: datetime) -> list[int]:
     since before then go back to `queued` (their claim dropped), and the
     job's queued runs are dispatched again. Nothing is doubled: a run is
     claimed once, its results replace the pair's, and it is counted once.
-    A job is re-queued at most once per stale period, whatever the number of
-    lab processes sweeping (a cache key taken with `add`). The ids re-queued."""
-    cutoff = now - timedelta(seconds=settings.LOOPGUARD_JOB_STALE_SECONDS)
+    A job is re-queued at most once per stale period (`job_requeue_claim`).
+    The ids re-queued."""
+    cutoff = job_stale_cutoff(now)
     stale = (
         ReplayJob.objects.filter(state__in=(ReplayJob.State.QUEUED, ReplayJob.State.RUNNING))
         .annotate(
@@ -510,7 +509,7 @@ def replay_jobs_requeue_stale(*, now: datetime) -> list[int]:
     )
     requeued = []
     for job_id, created in stale:
-        if not cache.add(f"lg:replay-requeued:{job_id}:{created.timestamp()}", 1, settings.LOOPGUARD_JOB_STALE_SECONDS):
+        if not job_requeue_claim("replay", job_id, created):
             continue  # another process (or an earlier sweep) did it
         with transaction.atomic():
             ReplayRun.objects.filter(job_id=job_id, state=ReplayRun.State.RUNNING, started__lt=cutoff).update(
