@@ -1,6 +1,7 @@
 """The monitor hands each detector only the event types it declares
-(`Detector.consumes`), and whole-text readers (`Detector.reads_text_whole`)
-their text in runs; that must never change a detection. Reference: the
+(`Detector.consumes`), and holds back text chunks from detectors that need
+not see them yet (`Detector.reads_text_whole`, `Detector.wake_chars`),
+handing them on in runs; that must never change a detection. Reference: the
 same monitor with every event, every chunk on its own, routed to every
 detector."""
 
@@ -53,8 +54,9 @@ def test_it_detects_the_same_with_and_without_routing(profile: str) -> None:
 def _broadcast(monitor: Monitor) -> Monitor:
     """The reference: every event and every chunk to every detector, at once."""
     monitor._routes = {kind: monitor.detectors for kind in EVENT_TYPES}
-    monitor._chunk_routes = {kind: monitor.detectors for kind in TEXT_CHANNELS}
-    monitor._run_routes = {kind: [] for kind in TEXT_CHANNELS}
+    monitor._chunk_readers = {kind: monitor.detectors for kind in TEXT_CHANNELS}
+    monitor._run_readers = {kind: [] for kind in TEXT_CHANNELS}
+    monitor._every_chunk = {kind: True for kind in TEXT_CHANNELS}
     return monitor
 
 
