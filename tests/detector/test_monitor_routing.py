@@ -110,3 +110,30 @@ def test_a_monitor_pickled_by_other_detector_code_does_not_load(monkeypatch) -> 
     monkeypatch.undo()
     with pytest.raises(StaleMonitorError, match="pickled by other detector code"):
         pickle.loads(stale)
+
+
+def test_a_text_detector_gets_a_chunk_only_at_a_mark_a_check_or_the_end() -> None:
+    # text_loop checks every 32 characters and ends a block at "."; the
+    # chunks between are held back and handed on joined, at their offset.
+    monitor = Monitor("default")
+    seen: dict[str, list[tuple[int, str]]] = {}
+    for detector in monitor.detectors:
+        if detector.name in ("text_loop", "near_duplicate", "health"):
+            detector.feed = _recording(detector.feed, seen.setdefault(detector.name, []))
+    text = "the quick brown fox jumps over the lazy dog. It sleeps"
+    for i in range(0, len(text), 4):
+        assert monitor.feed({"type": "content", "text": text[i : i + 4]}) == []
+    monitor.feed({"type": "finish", "reason": "stop"})
+    handed = [(0, "the "), (4, "quick brown fox jumps over t"), (32, "he lazy dog."), (44, " It "), (48, "sleeps")]
+    assert seen["text_loop"] == seen["near_duplicate"] == handed
+    # A whole-text reader gets the run once, before the `finish`, its offset past the run.
+    assert seen["health"] == [(54, text)]
+
+
+def _recording(feed, record: list[tuple[int, str]]):
+    def recorded(event: dict, ctx) -> list:
+        if event["type"] == "content":
+            record.append((ctx.offsets["content"], event["text"]))
+        return feed(event, ctx)
+
+    return recorded
