@@ -143,6 +143,8 @@ class TextLoopDetector(Detector):
             found = [r for r in found if r.start + r.period > units.covered_until]
         else:
             found = self._feed_pieces(finders, text, offset)
+            if not found:
+                return []
         return [self._detection(region, kind, ctx.turn) for region in found]
 
     @staticmethod
@@ -155,8 +157,13 @@ class TextLoopDetector(Detector):
         found: list[RepeatedRegion] = []
         while text:
             piece, text = text[: units.chars_to_check], text[units.chars_to_check :]
-            found += [r for r in blocks.feed(piece, offset) if r.start + r.period > units.covered_until]
-            found += [r for r in units.feed(piece, offset) if r.start + r.period > blocks.covered_until]
+            # (Most pieces find nothing: no list is built for them.)
+            regions = blocks.feed(piece, offset)
+            if regions:
+                found += [r for r in regions if r.start + r.period > units.covered_until]
+            regions = units.feed(piece, offset)
+            if regions:
+                found += [r for r in regions if r.start + r.period > blocks.covered_until]
             offset += len(piece)
         return found
 
