@@ -5,18 +5,18 @@ per text channel across turns, tool-call index, turn number) and hands the
 event to every enabled detector of its profile that reads that event type.
 
 Text chunks are most of a stream, and most of them change nothing a
-detector could report. So the monitor holds a chunk back from a detector
-that says it need not see it yet, and later hands it the held text and the
-chunk after it joined into one event: before any other event, before a
-clock tick, and once the chunk is one it must see. Detectors that read a
-channel's text only as a whole (`Detector.reads_text_whole`: what a turn
-said, or that it said something) get it in runs of up to
-`HELD_TEXT_CHARS`; those that look inside it (`Detector.wake_chars`) get a
-chunk at once when it holds one of their wake characters (a sentence or
-block end) or fills the room they have (`Detector.quiet_room`: the next
-character check, the longest block). A quiet chunk (the common case) thus
-costs a set-disjointness test and an append. Work per event is O(chunk)
-plus the detectors'; the text held is bounded by the detectors' rooms.
+detector could report. So the monitor holds a chunk back while none of the
+detectors that look inside chunks needs it, and then hands them all the
+held text and the chunk after it, joined into one event: once a chunk
+holds one of their wake characters (`Detector.wake_chars`: a sentence or
+block end) or fills the room one of them has (`Detector.quiet_room`: the
+next character check, the longest block), before any other event and
+before a clock tick. Detectors that read a channel's text only as a whole
+(`Detector.reads_text_whole`: what a turn said, or that it said
+something) get it in runs of about `HELD_TEXT_CHARS`. A quiet chunk (the
+common case) thus costs a set-disjointness test and an append. Work per
+event is O(chunk) plus the detectors'; the text held is bounded by the
+detectors' rooms and `HELD_TEXT_CHARS`.
 """
 
 from __future__ import annotations
