@@ -16,12 +16,10 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, fields
-from datetime import datetime, timedelta
+from datetime import datetime
 from functools import partial
 
-from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.cache import cache
 from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import Case, F, Max, Q, Value, When
 from django.db.models.functions import Coalesce, Greatest
@@ -32,6 +30,8 @@ from detector import Detection as Found
 from detector.config import Config
 from loopguard_site.accounts.models import Project
 from loopguard_site.accounts.services import default_project
+from loopguard_site.errors import FieldError
+from loopguard_site.jobs import job_requeue_claim, job_stale_cutoff
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.selectors import session_event_stream, sessions_event_streams
 
@@ -61,14 +61,6 @@ TASK_EVENTS = 50_000  # events fed to monitors (events × profiles)
 # at most this often: a message costs about 25 ms, a short session's replay less.
 PROGRESS_INTERVAL_S = 0.5
 _progress_sent: dict[int, float] = {}  # job id -> when this process last sent its counters
-
-
-class ReplayRequestError(ValueError):
-    """A replay request that cannot be run; `field` names the culprit."""
-
-    def __init__(self, message: str, *, field: str):
-        super().__init__(message)
-        self.field = field
 
 
 class ReplayError(RuntimeError):
@@ -213,11 +205,6 @@ class _Result:
         self.summary = replay_summary(replay.found, replay.monitor.ctx)
 
 
-def detection_row(*, session_id: int, profile: str, run: ReplayRun | None, seq: int, found: Found) -> Detection:
-    """The row storing a detection the monitor found at event `seq`."""
-    return Detection(session_id=session_id, profile=profile, run=run, event_seq=seq, **asdict(found))
-
-
 def _results_store(results: list[_Result]) -> None:
     """Store each result in place of its session × profile's earlier
     detections, checkpoint evaluations and verdict, and finish its run (call
@@ -238,52 +225,81 @@ def _results_store(results: list[_Result]) -> None:
     Detection.objects.filter(pairs).delete()
     CheckpointEvaluation.objects.filter(pairs).delete()
     SessionVerdict.objects.filter(pairs).delete()
-    rows = Detection.objects.bulk_create(
-        [
-            detection_row(session_id=result.session.pk, profile=result.profile, run=result.run, seq=seq, found=d)
-            for result in results
-            for seq, d in result.replay.found
-        ],
-        batch_size=ROW_BATCH,
+    stored = _found_rows_store(
+        [(r.session.pk, r.profile, r.run, r.replay.found, r.replay.checkpoints) for r in results]
     )
-    verdicts, taken = [], 0
-    for result in results:
-        found = rows[taken : taken + len(result.replay.found)]
-        taken += len(found)
-        verdicts.append(
+    SessionVerdict.objects.bulk_create(
+        (
             SessionVerdict(
                 session_id=result.session.pk,
                 profile=result.profile,
-                looped=bool(found),
-                detection_count=len(found),
-                **_verdict_first_fields(found[0] if found else None),
+                looped=bool(rows),
+                detection_count=len(rows),
+                **_verdict_first_fields(rows[0] if rows else None),
             )
-        )
-    SessionVerdict.objects.bulk_create(verdicts, batch_size=ROW_BATCH)
-    CheckpointEvaluation.objects.bulk_create(
-        (
-            CheckpointEvaluation(
-                session_id=result.session.pk,
-                profile=result.profile,
-                run=result.run,
-                event_seq=seq,
-                detector=c.detector,
-                channel=c.channel,
-                checkpoint=c.checkpoint,
-                start=c.start,
-                end=c.end,
-                check_name=c.check,
-                result=c.result,
-                turn=c.turn,
-            )
-            for result in results
-            for seq, c in result.replay.checkpoints
+            for result, rows in zip(results, stored, strict=True)
         ),
         batch_size=ROW_BATCH,
     )
     _runs_finished(
         [(result.run, ReplayRun.State.DONE, result.summary, "") for result in results if result.run is not None]
     )
+
+
+def found_store(
+    *,
+    session: Session,
+    profile: str,
+    run: ReplayRun | None,
+    found: list[tuple[int, Found]],
+    checkpoints: list[tuple[int, Checkpoint]],
+) -> list[Detection]:
+    """What the detectors found live, added to the session × profile's rows
+    (`_found_rows_store`, as a replay stores them) and counted on its
+    verdict. The detection rows stored, in firing order."""
+    (rows,) = _found_rows_store([(session.pk, profile, run, found, checkpoints)])
+    if rows:
+        session_verdict_add(session=session, profile=profile, rows=rows)
+    return rows
+
+
+def _found_rows_store(
+    stores: list[tuple[int, str, ReplayRun | None, list[tuple[int, Found]], list[tuple[int, Checkpoint]]]],
+) -> list[list[Detection]]:
+    """The one writer of what the detectors found, for replay and live ingest
+    alike: for each (session id, profile, run, found, checkpoints), each
+    detection and checkpoint evaluation (with the seq of the event that fired
+    it) as a row of the session × profile; one bulk INSERT per table for
+    them all. The detection rows stored of each, in firing order."""
+    rows = Detection.objects.bulk_create(
+        [
+            Detection(session_id=session_id, profile=profile, run=run, event_seq=seq, **asdict(d))
+            for session_id, profile, run, found, _ in stores
+            for seq, d in found
+        ],
+        batch_size=ROW_BATCH,
+    )
+    CheckpointEvaluation.objects.bulk_create(
+        (
+            CheckpointEvaluation(
+                session_id=session_id, profile=profile, run=run, event_seq=seq, **_checkpoint_fields(c)
+            )
+            for session_id, profile, run, _, checkpoints in stores
+            for seq, c in checkpoints
+        ),
+        batch_size=ROW_BATCH,
+    )
+    stored, taken = [], 0
+    for _, _, _, found, _ in stores:
+        stored.append(rows[taken : taken + len(found)])
+        taken += len(found)
+    return stored
+
+
+def _checkpoint_fields(checkpoint: Checkpoint) -> dict:
+    values = asdict(checkpoint)
+    values["check_name"] = values.pop("check")  # renamed in the model: Model.check() is Django's
+    return values
 
 
 def _verdict_first_fields(first: Detection | None) -> dict:
@@ -569,18 +585,18 @@ def replay_targets(
 ) -> tuple[list[int], list[str], dict]:
     """What a replay request in the project picks, checked: the session ids
     (of the project's sessions only), the profile names (duplicates dropped) and the selection as a job records it; a
-    `ReplayRequestError` naming the field otherwise."""
+    `FieldError` naming the field otherwise."""
     profiles = _checked_profiles(project_id, profiles)
     if all_sessions == (session_ids is not None):
-        raise ReplayRequestError('give either "sessions": [ids] or "all": true', field="sessions")
+        raise FieldError('give either "sessions": [ids] or "all": true', field="sessions")
     if all_sessions:
         session_filter = _checked_filter({} if session_filter is None else session_filter)
         chosen = list(session_ids_matching(project_id, session_filter))
         if not chosen:
-            raise ReplayRequestError("no session matches the filter", field="filter")
+            raise FieldError("no session matches the filter", field="filter")
         return chosen, profiles, {"all": True, "filter": session_filter}
     if session_filter is not None:
-        raise ReplayRequestError('a filter applies to "all": true only', field="filter")
+        raise FieldError('a filter applies to "all": true only', field="filter")
     chosen = _checked_session_ids(project_id, session_ids)
     return chosen, profiles, {"sessions": chosen}
 
@@ -593,25 +609,25 @@ def _dispatch(job_id: int, after_session_id: int = 0, queue: str | None = None) 
 
 def _checked_profiles(project_id: int, profiles: object) -> list[str]:
     if not isinstance(profiles, list) or not profiles or not all(isinstance(p, str) for p in profiles):
-        raise ReplayRequestError('"profiles" must be a non-empty list of profile names', field="profiles")
+        raise FieldError('"profiles" must be a non-empty list of profile names', field="profiles")
     known = profile_names(project_id)
     unknown = [p for p in profiles if p not in known]
     if unknown:
-        raise ReplayRequestError(f"unknown profile {unknown[0]!r} (known: {', '.join(known)})", field="profiles")
+        raise FieldError(f"unknown profile {unknown[0]!r} (known: {', '.join(known)})", field="profiles")
     return list(dict.fromkeys(profiles))
 
 
 def _checked_filter(session_filter: object) -> dict:
     if not isinstance(session_filter, dict):
-        raise ReplayRequestError('"filter" must be an object', field="filter")
+        raise FieldError('"filter" must be an object', field="filter")
     for key, value in session_filter.items():
         if key not in SESSION_FILTER_KEYS:
             known = ", ".join(SESSION_FILTER_KEYS)
-            raise ReplayRequestError(f"unknown filter key {key!r} (known: {known})", field=f"filter.{key}")
+            raise FieldError(f"unknown filter key {key!r} (known: {known})", field=f"filter.{key}")
         expected = bool if key == "has_detections" else str
         if not isinstance(value, expected) and value is not None:
             kind = "true or false" if expected is bool else "a string"
-            raise ReplayRequestError(f"filter.{key} must be {kind}", field=f"filter.{key}")
+            raise FieldError(f"filter.{key} must be {kind}", field=f"filter.{key}")
     return {key: value for key, value in session_filter.items() if value not in (None, "")}
 
 
@@ -621,11 +637,11 @@ def _checked_session_ids(project_id: int, session_ids: object) -> list[int]:
         or not session_ids
         or not all(isinstance(i, int) and not isinstance(i, bool) for i in session_ids)
     ):
-        raise ReplayRequestError('"sessions" must be a non-empty list of session ids', field="sessions")
+        raise FieldError('"sessions" must be a non-empty list of session ids', field="sessions")
     chosen = list(dict.fromkeys(session_ids))
     missing = sorted(set(chosen) - existing_session_ids(project_id, chosen))
     if missing:  # another project's session is no session of this one
-        raise ReplayRequestError(f"no session with id {missing[0]}", field="sessions")
+        raise FieldError(f"no session with id {missing[0]}", field="sessions")
     return chosen
 
 
@@ -667,9 +683,9 @@ def replay_jobs_requeue_stale(*, now: datetime) -> list[int]:
     since before then go back to `queued` (their claim dropped), and the
     job's queued runs are dispatched again. Nothing is doubled: a run is
     claimed once, its results replace the pair's, and it is counted once.
-    A job is re-queued at most once per stale period, whatever the number of
-    lab processes sweeping (a cache key taken with `add`). The ids re-queued."""
-    cutoff = now - timedelta(seconds=settings.LOOPGUARD_JOB_STALE_SECONDS)
+    A job is re-queued at most once per stale period (`job_requeue_claim`).
+    The ids re-queued."""
+    cutoff = job_stale_cutoff(now)
     stale = (
         ReplayJob.objects.filter(state__in=(ReplayJob.State.QUEUED, ReplayJob.State.RUNNING))
         .annotate(
@@ -684,7 +700,7 @@ def replay_jobs_requeue_stale(*, now: datetime) -> list[int]:
     )
     requeued = []
     for job_id, created in stale:
-        if not cache.add(f"lg:replay-requeued:{job_id}:{created.timestamp()}", 1, settings.LOOPGUARD_JOB_STALE_SECONDS):
+        if not job_requeue_claim("replay", job_id, created):
             continue  # another process (or an earlier sweep) did it
         with transaction.atomic():
             ReplayRun.objects.filter(job_id=job_id, state=ReplayRun.State.RUNNING, started__lt=cutoff).update(

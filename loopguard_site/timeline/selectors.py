@@ -5,14 +5,24 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import date
 
 from django.db.models import Q, QuerySet
 from django.db.models.fields.json import KeyTextTransform
 
 from detector import TEXT_CHANNELS
-from loopguard_site.replay.models import CheckpointEvaluation, Detection, ReplayRun
-from loopguard_site.replay.selectors import profile_names, session_detections
+from loopguard_site.replay.models import CheckpointEvaluation, Detection, ReplayRun, SessionVerdict
+from loopguard_site.replay.selectors import (
+    profile_names,
+    session_detections,
+    sessions_by_results,
+    sessions_with_verdicts,
+)
+from loopguard_site.review.models import LabelKind
+from loopguard_site.review.selectors import sessions_by_label, sessions_with_label_kinds
 from loopguard_site.transcripts.models import Event, Session
+from loopguard_site.transcripts.selectors import DEFAULT_SORT, sessions_matching
 
 from .streams import SessionStreams, streams_from_events
 
@@ -114,3 +124,99 @@ def session_checkpoint_rows(*, session_id: int, profile: str) -> list[dict]:
         }
         for row in rows
     ]
+
+
+PAGE_SIZE = 50  # sessions per page of the list and of GET /api/sessions
+
+
+def session_list(
+    *,
+    among: QuerySet[Session] | None = None,
+    project: int | None = None,
+    model: str = "",
+    source_format: str = "",
+    tag: str = "",
+    state: str = "",
+    has_detections: bool | None = None,
+    q: str = "",
+    sort: str = DEFAULT_SORT,
+    profile: str = "",
+    verdict: str = "",
+    detector: str = "",
+    detection_type: str = "",
+    label: str = "",
+    created: date | None = None,
+    live: bool = False,
+) -> QuerySet[Session]:
+    """The session list: sessions of `among` (a user's:
+    `transcripts.selectors.sessions_visible_to`; None: every session)
+    matching every filter given (empty means any), sorted by `sort`. The
+    session's own fields as `transcripts.selectors.sessions_matching` reads
+    them; `has_detections`, `verdict`, `detector` and `detection_type` under
+    `profile` as `replay.selectors.sessions_by_results` does; `label` as
+    `review.selectors.sessions_by_label`. Each row carries its verdicts
+    (prefetched, by profile), `scanning` (a replay of it is queued or
+    running) and its label kinds (`labelled_*`)."""
+    sessions = sessions_matching(
+        among=among,
+        project=project,
+        model=model,
+        source_format=source_format,
+        tag=tag,
+        state=state,
+        q=q,
+        created=created,
+        live=live,
+        sort=sort,
+    ).select_related("uploader", "project")
+    sessions = sessions_by_results(
+        sessions.prefetch_related("tags"),
+        has_detections=has_detections,
+        profile=profile,
+        verdict=verdict,
+        detector=detector,
+        detection_type=detection_type,
+    )
+    return sessions_with_label_kinds(sessions_with_verdicts(sessions_by_label(sessions, label)))
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    """What the session list shows of a session beyond its own fields."""
+
+    session: Session
+    state: str  # scanned-loop, scanned-clean, scanning, not scanned, live, live · looping, live · stalled, stopped
+    state_badge: str  # the badge's CSS modifier (UI_CONTRACT.md)
+    verdicts: list[SessionVerdict]  # the session's own scan profile first
+    labels: list[str]  # label kinds on the session or its detections, in LabelKind order
+
+
+_LIVE_STATES = {
+    Session.State.LIVE: ("live", "badge-live"),
+    Session.State.LOOPING: ("live · looping", "badge-loop"),
+    Session.State.STALLED: ("live · stalled", "badge-warn"),
+    Session.State.STOPPED: ("stopped", "badge-warn"),
+}
+
+
+def session_row(session: Session, profile: str = "") -> SessionRow:
+    """A row of `session_list` (its verdicts prefetched, its label kinds
+    annotated) as the list shows it; `profile` as the list's filter gives it.
+    The scan state reads that profile's verdict, else the session's own
+    profile's, else any: a loop under any of them makes it scanned-loop."""
+    verdicts = list(session.verdicts.all())
+    chosen = profile or session.profile
+    verdicts.sort(key=lambda v: v.profile != chosen)
+    ruling = [v for v in verdicts if v.profile == chosen] or (verdicts if not profile else [])
+    if session.state in _LIVE_STATES:
+        state, badge = _LIVE_STATES[session.state]
+    elif any(v.looped for v in ruling):
+        state, badge = "scanned-loop", "badge-loop"
+    elif ruling:
+        state, badge = "scanned-clean", "badge-clean"
+    elif getattr(session, "scanning", False):
+        state, badge = "scanning", "badge-muted"
+    else:
+        state, badge = "not scanned", "badge-muted"
+    labels = [kind for kind in LabelKind.values if getattr(session, f"labelled_{kind}", False)]
+    return SessionRow(session=session, state=state, state_badge=badge, verdicts=verdicts, labels=labels)

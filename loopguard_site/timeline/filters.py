@@ -7,47 +7,44 @@ from datetime import date
 
 from django.http import QueryDict
 
-from .selectors import DEFAULT_SORT, LABEL_FILTERS, VERDICTS, sort_choices
+from loopguard_site.errors import FieldError
+from loopguard_site.replay.selectors import VERDICTS
+from loopguard_site.review.selectors import LABEL_FILTERS
+from loopguard_site.transcripts.selectors import DEFAULT_SORT, sort_choices
 
 _TRUE = {"1", "true", "yes"}
 _FALSE = {"0", "false", "no"}
 
 
-class FilterError(ValueError):
-    def __init__(self, message: str, field: str):
-        super().__init__(message)
-        self.field = field
-
-
 def session_filters(params: QueryDict) -> dict:
     """`session_list` keyword arguments from `?project=&model=&format=&tag=
     &state=&has_detections=&q=&sort=&profile=&verdict=&detector=&type=
-    &label=&created=&live=`; a `FilterError` naming a bad parameter."""
+    &label=&created=&live=`; a `FieldError` naming a bad parameter."""
     project = params.get("project", "").strip()
     if project and not project.isdigit():
-        raise FilterError(f"project must be a project id, not {project!r}", "project")
+        raise FieldError(f"project must be a project id, not {project!r}", "project")
     flag = params.get("has_detections", "").strip().lower()
     if flag and flag not in _TRUE | _FALSE:
-        raise FilterError(f"has_detections must be true or false, not {flag!r}", "has_detections")
+        raise FieldError(f"has_detections must be true or false, not {flag!r}", "has_detections")
     sort = params.get("sort", "").strip() or DEFAULT_SORT
     if sort not in sort_choices():
-        raise FilterError(f"sort must be one of {', '.join(sort_choices())}, not {sort!r}", "sort")
+        raise FieldError(f"sort must be one of {', '.join(sort_choices())}, not {sort!r}", "sort")
     verdict = params.get("verdict", "").strip()
     if verdict and verdict not in VERDICTS:
-        raise FilterError(f"verdict must be one of {', '.join(VERDICTS)}, not {verdict!r}", "verdict")
+        raise FieldError(f"verdict must be one of {', '.join(VERDICTS)}, not {verdict!r}", "verdict")
     label = params.get("label", "").strip()
     if label and label not in LABEL_FILTERS:
-        raise FilterError(f"label must be one of {', '.join(LABEL_FILTERS)}, not {label!r}", "label")
+        raise FieldError(f"label must be one of {', '.join(LABEL_FILTERS)}, not {label!r}", "label")
     created = params.get("created", "").strip()
     try:
         day = date.fromisoformat(created) if created else None
     except ValueError:
         day = None
     if created and (day is None or len(created) != len("YYYY-MM-DD")):
-        raise FilterError(f"created must be a day as YYYY-MM-DD, not {created!r}", "created")
+        raise FieldError(f"created must be a day as YYYY-MM-DD, not {created!r}", "created")
     live = params.get("live", "").strip().lower()
     if live and live not in _TRUE | _FALSE:
-        raise FilterError(f"live must be 1 or 0, not {live!r}", "live")
+        raise FieldError(f"live must be 1 or 0, not {live!r}", "live")
     return {
         "project": int(project) if project else None,
         "model": params.get("model", "").strip(),
