@@ -29,7 +29,9 @@ arrived are read at every call either way.
 Refusals raise a `LiveSessionError` subclass, one per cause, over either
 transport: `NotAuthenticated` (HTTP 401, close 4401), `NotAllowed` (403,
 4403), `SessionNotFound` (404, 4404), `SessionClosed` (409, 4409: closed or
-taken over by another producer), `MessageTooBig` (413, close 1009),
+taken over by another producer; never by this client's own earlier
+connection, since each socket names the client and counts its connections,
+docs/api.md), `MessageTooBig` (413, close 1009),
 `QuotaUsedUp` (429; `retry_after` seconds), `MessageRefused` (the lab named
 the message's `seq` and `field`). A wait the lab asks for (`Retry-After`,
 `retry_after`) that fits in `timeout` is waited, then the message is sent
