@@ -54,7 +54,12 @@ DISPATCH_CHUNK = 500  # sessions one dispatcher task enqueues the tasks of
 # A session task replays a chunk of sessions, so that its fixed cost (the
 # task, a transaction, a dozen queries) is paid per chunk rather than per
 # session; bounded so that a task stays a fraction of a second of work (the
-# job's counters move, and a lost task is replayed again, per chunk).
+# job's counters move, and a lost task is replayed again, per chunk). About
+# a second of a worker (BENCHMARKS section 3): far inside the broker's
+# LOOPGUARD_JOB_VISIBILITY_SECONDS, so a running chunk is not handed to a
+# second worker, and its runs are claimed (`started`) session by session, so
+# the stale sweep (LOOPGUARD_JOB_STALE_SECONDS) sees a chunk's progress.
+# A session larger than TASK_EVENTS is a task of its own, as before chunks.
 SESSIONS_PER_TASK = 100
 TASK_EVENTS = 50_000  # events fed to monitors (events × profiles)
 # A worker tells a job's sockets its counters when it finishes and otherwise
@@ -492,6 +497,20 @@ def replay_session_runs_abandon(*, job_id: int, session_id: int, claim: str, err
             _job_started(job_id)
             _run_finished(run, ReplayRun.State.FAILED, error=error, holding=_claimable(claim))
     _progress(job_id)
+
+
+def replay_run_deleted(*, run: ReplayRun) -> None:
+    """Count a run deleted before it finished (its session deleted while its
+    job was queued or running) as finished, cancelled rather than failed, so
+    the job still reaches its total and ends. Call inside the deleting
+    transaction, with the run as it was read for deletion: a task that
+    finished it meanwhile counted it, and it is not counted again."""
+    if run.state not in (ReplayRun.State.QUEUED, ReplayRun.State.RUNNING):
+        return
+    _job_started(run.job_id)
+    unfinished = Q(state__in=(ReplayRun.State.QUEUED, ReplayRun.State.RUNNING))
+    _run_finished(run, ReplayRun.State.CANCELLED, error="session deleted", holding=unfinished)
+    transaction.on_commit(partial(_progress, run.job_id))
 
 
 def _job_started(job_id: int) -> None:

@@ -162,7 +162,7 @@ def test_a_session_deleted_mid_chunk_is_left_out_and_the_others_are_stored(user,
     replay_job_sessions_execute(job_id=job.pk, session_ids=ids, claim="chunk")
 
     assert run_states(job) == [(first.pk, "default", "done"), (third.pk, "default", "done")]
-    assert job_counts(job)[1:] == (2, 0, 3)  # its run went with it
+    assert job_counts(job) == ("done", 3, 0, 3)  # its run went with it, counted as finished
     for session in (first, third):
         assert stored_detections(session, "default") == scan_json(TOOLS, "default")["detections"]
     assert not SessionVerdict.objects.filter(session_id=second.pk).exists()
@@ -177,7 +177,35 @@ def test_a_session_deleted_before_its_chunk_reaches_it_is_skipped(user, monkeypa
     replay_job_sessions_execute(job_id=job.pk, session_ids=[first.pk, second.pk], claim="chunk")
 
     assert run_states(job) == [(first.pk, "default", "done")]
+    assert job_counts(job) == ("done", 2, 0, 2)
     assert list(SessionVerdict.objects.values_list("session_id", "profile")) == [(first.pk, "default")]
+
+
+@pytest.mark.django_db
+def test_a_job_whose_unfinished_sessions_are_all_deleted_ends(user):
+    first, second, third = store_demo(TOOLS), store_demo(CLEAN), store_demo(TOOLS)
+    job = replay_job_create(user=user, profiles=["default", "gemini"], session_ids=[first.pk, second.pk, third.pk])
+    replay_job_session_execute(job_id=job.pk, session_id=first.pk, claim="a")
+    assert job_counts(job) == ("running", 2, 0, 6)
+
+    Session.objects.filter(pk=first.pk).delete()  # finished runs: counted once, not again
+    assert job_counts(job) == ("running", 2, 0, 6)
+    Session.objects.filter(pk__in=[second.pk, third.pk]).delete()
+
+    assert job_counts(job) == ("done", 6, 0, 6)
+    assert run_states(job) == []
+    replay_job_sessions_execute(job_id=job.pk, session_ids=[second.pk, third.pk], claim="b")  # their task, late
+    assert job_counts(job) == ("done", 6, 0, 6)
+
+
+@pytest.mark.django_db
+def test_a_queued_job_whose_sessions_are_all_deleted_ends(user):
+    session = store_demo(CLEAN)
+    job = replay_job_create(user=user, profiles=["default"], session_ids=[session.pk])
+
+    session.delete()
+
+    assert job_counts(job) == ("done", 1, 0, 1)
 
 
 @pytest.mark.django_db
