@@ -4,11 +4,12 @@
 events, results stored per session × profile (a re-run replaces them);
 `replay_session_profiles` does it for several profiles with one read of the
 events. Jobs fan that out over sessions × profiles: one Celery task per
-session (all its profiles at once), enqueued
-in chunks by a dispatcher task so a job over every session costs the request
-one message; each run is claimed once with a conditional UPDATE, and the
-job's counters move with F() expressions in the transaction that stores the
-run's results, so a redelivered task can neither lose nor double-count one.
+chunk of sessions (`task_chunks`; each session through all its profiles at
+once), enqueued by a dispatcher task so a job over every session costs the
+request one message; each run is claimed once with a conditional UPDATE, and
+the job's counters move with F() expressions in the transaction that stores
+the runs' results, so a redelivered task can neither lose nor double-count
+one (nor can the deletion of a session mid-job: `replay_run_deleted`).
 """
 
 from __future__ import annotations
