@@ -13,10 +13,10 @@ from loopguard_site.accounts.models import Role
 from loopguard_site.api import ApiError, api_view, int_param
 from loopguard_site.replay.models import SessionVerdict
 
-from .filters import FilterError, session_filters
+from .filters import FilterError, page_cursor, session_filters
 from .models import RawUpload, Session
 from .raw_uploads import raw_upload_read
-from .selectors import session_events, session_for, session_list
+from .selectors import session_events, session_for, session_list, session_page
 from .services import (
     ImportOutcome,
     Upload,
@@ -87,17 +87,17 @@ def sessions(request: HttpRequest) -> HttpResponse:
 def sessions_list(request: HttpRequest) -> JsonResponse:
     try:
         filters = session_filters(request.GET)
+        after = page_cursor(request.GET, "after", filters["sort"])
     except FilterError as exc:
         raise ApiError(str(exc), field=exc.field) from exc
-    page = int_param(request, "page", 1, low=1)
-    start = (page - 1) * PAGE_SIZE
-    rows = list(session_list(among=sessions_visible_to(request.user), **filters)[start : start + PAGE_SIZE + 1])
+    sessions = session_list(among=sessions_visible_to(request.user), **filters)
+    page = session_page(sessions, sort=filters["sort"], size=PAGE_SIZE, after=after, total=False)
     next_url = None
-    if len(rows) > PAGE_SIZE:
+    if page.next is not None:
         query = request.GET.copy()
-        query["page"] = str(page + 1)
+        query["after"] = page.next.token()
         next_url = request.build_absolute_uri(f"{request.path}?{query.urlencode()}")
-    return JsonResponse({"results": [session_detail_dict(s) for s in rows[:PAGE_SIZE]], "next": next_url})
+    return JsonResponse({"results": [session_detail_dict(s) for s in page.sessions], "next": next_url})
 
 
 def _upload_options(request: HttpRequest, form: QueryDict) -> dict:

@@ -7,7 +7,7 @@ from datetime import date
 
 from django.http import QueryDict
 
-from .selectors import DEFAULT_SORT, LABEL_FILTERS, VERDICTS, sort_choices
+from .selectors import DEFAULT_SORT, END, LABEL_FILTERS, VERDICTS, Cursor, cursor_from_token, sort_choices
 
 _TRUE = {"1", "true", "yes"}
 _FALSE = {"0", "false", "no"}
@@ -65,3 +65,25 @@ def session_filters(params: QueryDict) -> dict:
         "created": day,
         "live": live in _TRUE,
     }
+
+
+def page_cursor(params: QueryDict, name: str, sort: str) -> Cursor | None:
+    """The cursor of `?after=` or `?before=` (`name`) as the list's own links
+    give it for `sort`; None if absent; a `FilterError` naming it if bad."""
+    token = params.get(name, "").strip()
+    if not token:
+        return None
+    try:
+        return cursor_from_token(token, sort)
+    except ValueError as exc:
+        raise FilterError(f"{name} must be a place in the list as its page links give it, not {token!r}", name) from exc
+
+
+def page_cursors(params: QueryDict, sort: str) -> dict:
+    """`session_page`'s `after` and `before` from `?after=&before=` (one of
+    them; `before=end` asks for the last page)."""
+    if params.get("after", "").strip() and params.get("before", "").strip():
+        raise FilterError("before cannot be given with after", "before")
+    if params.get("before", "").strip() == END:
+        return {"after": None, "before": END}
+    return {"after": page_cursor(params, "after", sort), "before": page_cursor(params, "before", sort)}

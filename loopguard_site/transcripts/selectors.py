@@ -59,10 +59,8 @@ def session_list(
     (`Session.profile`; any profile for a session that has none). `label`
     (one of `LABEL_FILTERS`) reads reviewers' labels of the session and its
     detections; `created` is a UTC day; `live` keeps the open live sessions.
-    Each row carries its verdicts (prefetched, by profile), `scanning` (a
-    replay of it is queued or running) and its label kinds (`labelled_*`)."""
-    sessions = (Session.objects.all() if among is None else among).select_related("uploader", "project")
-    sessions = sessions.prefetch_related("tags")
+    Pages of it: `session_page`, which reads each row's verdicts and labels."""
+    sessions = Session.objects.all() if among is None else among
     if project is not None:
         sessions = sessions.filter(project_id=project)
     if model:
@@ -95,17 +93,129 @@ def session_list(
         sessions = sessions.filter(created__gte=day, created__lt=day + timedelta(days=1))
     if live:
         sessions = sessions.filter(state__in=OPEN_STATES)
-    sessions = sessions.prefetch_related(
-        Prefetch("verdicts", queryset=SessionVerdict.objects.order_by("profile"))
-    ).annotate(
-        scanning=Exists(
-            ReplayRun.objects.filter(session=OuterRef("pk"), state__in=[ReplayState.QUEUED, ReplayState.RUNNING])
-        ),
-        **{f"labelled_{kind}": Exists(Label.objects.filter(session=OuterRef("pk"), label=kind)) for kind in LabelKind},
-    )
     sign = "-" if sort.startswith("-") else ""
     field = SESSION_SORTS[sort.removeprefix("-")]
     return sessions.order_by(f"{sign}{field}", f"{sign}id")
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """A place in a sorted session list: the sort key's value and the id
+    of the row a page ends at (`after=`) or starts at (`before=`)."""
+
+    value: str | int | datetime
+    id: int
+
+    def token(self) -> str:
+        """As links carry it: `value,id` (the value's own commas stay: the
+        id is after the last one)."""
+        value = self.value.isoformat() if isinstance(self.value, datetime) else self.value
+        return f"{value},{self.id}"
+
+
+END = "end"  # `before=end`: the last page
+
+
+def cursor_from_token(token: str, sort: str) -> Cursor:
+    """The cursor a link's `value,id` names for `sort`; ValueError if it is
+    not one."""
+    value, comma, pk = token.rpartition(",")
+    if not comma or not pk.isdigit():
+        raise ValueError("not value,id")
+    field = SESSION_SORTS[sort.removeprefix("-")]
+    if field == "created":
+        moment = datetime.fromisoformat(value)
+        if moment.tzinfo is None:
+            raise ValueError("a time without its UTC offset")
+        return Cursor(moment, int(pk))
+    if field == "event_count":
+        if not value.isdigit():
+            raise ValueError("an event count is a whole number")
+        return Cursor(int(value), int(pk))
+    return Cursor(value, int(pk))
+
+
+@dataclass(frozen=True)
+class SessionPage:
+    """One page of a session list: its sessions (verdicts, tags and label
+    kinds read for them alone), the cursors of the pages before and after it
+    (None at either end) and how many sessions the whole list has."""
+
+    sessions: list[Session]
+    previous: Cursor | None
+    next: Cursor | None
+    total: int
+
+
+def session_page(
+    sessions: QuerySet[Session],
+    *,
+    sort: str = DEFAULT_SORT,
+    size: int,
+    after: Cursor | None = None,
+    before: Cursor | str | None = None,
+    total: bool = True,
+) -> SessionPage:
+    """The `size` sessions of `sessions` (a `session_list`, sorted by
+    `sort`) that follow `after`, or precede `before` (`END`: the last page),
+    or the first ones. Keyset pagination: the page's ids are read by walking
+    the sort's (value, id) order from the cursor, so a deep page costs what
+    the first one does (a short page back at the start is the first page); only then are that page's rows read with their
+    verdicts, tags, label kinds and scan state. `total=False` leaves the
+    count out (0)."""
+    descending = sort.startswith("-")
+    field = SESSION_SORTS[sort.removeprefix("-")]
+    backwards = before is not None
+    walk_descending = descending != backwards
+    keys = sessions.values_list(field, "id")
+    cursor = before if isinstance(before, Cursor) else after
+    if cursor is not None:
+        keys = keys.filter(_beyond(field, cursor, descending=walk_descending))
+    sign = "-" if walk_descending else ""
+    found = list(keys.order_by(f"{sign}{field}", f"{sign}id")[: size + 1])
+    more, found = len(found) > size, found[:size]
+    if backwards and not more and len(found) < size:  # back at the start: show the first page whole
+        return session_page(sessions, sort=sort, size=size, total=total)
+    if backwards:
+        found.reverse()
+    ends = (Cursor(*found[0]), Cursor(*found[-1])) if found else (None, None)
+    earlier = more if backwards else cursor is not None
+    later = isinstance(before, Cursor) if backwards else more
+    return SessionPage(
+        sessions=_page_rows([pk for _, pk in found]),
+        previous=ends[0] if earlier else None,
+        next=ends[1] if later else None,
+        total=sessions.count() if total else 0,
+    )
+
+
+def _beyond(field: str, cursor: Cursor, *, descending: bool) -> Q:
+    """The rows after `cursor` in (field, id) order. The first, redundant
+    bound lets the database start its index scan at the cursor."""
+    way = "lt" if descending else "gt"
+    past = Q(**{f"{field}__{way}": cursor.value}) | Q(**{field: cursor.value, f"id__{way}": cursor.id})
+    return Q(**{f"{field}__{way}e": cursor.value}) & past
+
+
+def _page_rows(ids: list[int]) -> list[Session]:
+    """The sessions `ids`, in that order, each with its verdicts (by
+    profile), tags, `scanning` (a replay of it is queued or running) and its
+    label kinds (`labelled_*`)."""
+    if not ids:
+        return []
+    rows = (
+        Session.objects.filter(pk__in=ids)
+        .select_related("uploader", "project")
+        .prefetch_related("tags", Prefetch("verdicts", queryset=SessionVerdict.objects.order_by("profile")))
+        .annotate(
+            scanning=Exists(
+                ReplayRun.objects.filter(session=OuterRef("pk"), state__in=[ReplayState.QUEUED, ReplayState.RUNNING])
+            ),
+            **{f"labelled_{kind}": Exists(Label.objects.filter(session=OuterRef("pk"), label=kind)) for kind in LabelKind},
+        )
+    )
+    by_id = {session.pk: session for session in rows}
+    return [by_id[pk] for pk in ids]
 
 
 def _of_profile(results: QuerySet, profile: str) -> Q:
@@ -207,7 +317,7 @@ _LIVE_STATES = {
 
 
 def session_row(session: Session, profile: str = "") -> SessionRow:
-    """A row of `session_list` (its verdicts prefetched, its label kinds
+    """A session of a `session_page` (its verdicts prefetched, its label kinds
     annotated) as the list shows it; `profile` as the list's filter gives it.
     The scan state reads that profile's verdict, else the session's own
     profile's, else any: a loop under any of them makes it scanned-loop."""

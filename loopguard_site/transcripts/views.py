@@ -1,5 +1,4 @@
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_http_methods
@@ -10,13 +9,15 @@ from loopguard_site.accounts.access import ProjectChoiceError, project_for, proj
 from loopguard_site.accounts.models import Role
 from loopguard_site.replay.selectors import profile_names_of
 
-from .filters import FilterError, session_filters
+from .filters import FilterError, page_cursors, session_filters
 from .models import Session
 from .selectors import (
     DEFAULT_SORT,
     LABEL_FILTERS,
     VERDICTS,
+    END,
     session_filter_options,
+    session_page,
     session_row,
     sort_choices,
 )
@@ -33,17 +34,21 @@ def session_list(request: HttpRequest) -> HttpResponse:
     error = None
     try:
         filters = session_filters(request.GET)
+        cursors = page_cursors(request.GET, filters["sort"])
     except FilterError as exc:
         error = str(exc)
-        filters = session_filters({})
+        filters, cursors = session_filters({}), {}
     visible = sessions_visible_to(request.user)
-    page = Paginator(select_sessions(among=visible, **filters), PAGE_SIZE).get_page(request.GET.get("page"))
+    sessions = select_sessions(among=visible, **filters)
+    page = session_page(sessions, sort=filters["sort"], size=PAGE_SIZE, **cursors)
     query = request.GET.copy()
-    query.pop("page", None)
+    for name in ("after", "before"):
+        query.pop(name, None)
     projects = projects_with_role(request.user, Role.VIEWER)
     context = {
         "page": page,
-        "rows": [session_row(session, filters["profile"]) for session in page.object_list],
+        "rows": [session_row(session, filters["profile"]) for session in page.sessions],
+        "last_page": END,
         "filters": filters,
         "filter_error": error,
         "options": session_filter_options(visible),
