@@ -135,7 +135,10 @@ CREATE TRIGGER overview_detection_removed AFTER DELETE ON replay_detection
 CREATE TRIGGER overview_detection_changed AFTER UPDATE ON replay_detection
   REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION overview_detection_tally();
 
--- what is there already
+"""
+
+# The tallies of the rows already there, counted once.
+TALLIES_FROM_ROWS = """
 INSERT INTO overview_modeltally (project_id, model, profile, sessions, scanned, looped, detections, labels, labelled,
     true_loop, false_positive)
   SELECT project_id, model, '', count(*), 0, 0, 0, 0, 0, 0, 0 FROM transcripts_session GROUP BY 1, 2;
@@ -168,6 +171,7 @@ DROP FUNCTION overview_session_tally(), overview_verdict_tally(), overview_label
 def triggers_create(apps, schema_editor):
     if schema_editor.connection.vendor == "postgresql":
         schema_editor.execute(TRIGGERS, params=None)
+        schema_editor.execute(TALLIES_FROM_ROWS, params=None)
 
 
 def triggers_drop(apps, schema_editor):
