@@ -233,7 +233,11 @@ def event_data(seq: int) -> tuple[str, str]:
 
 def populate_large(user) -> dict:
     """The 100,000-session data set, by COPY; what the table asks for:
-    the long session's id and a common session's."""
+    the long session's id and a common session's. Sessions arrive evenly
+    over `DAYS` days in id order, the newest open live; which of them loop,
+    are labelled or not scanned is spread evenly over that time (every
+    n-th session), so a filter's matches are as near the top of the list
+    as their share says."""
     from django.db import connection
 
     from loopguard_site.accounts.services import default_project
@@ -259,8 +263,8 @@ def populate_large(user) -> dict:
          "profile"),
         (
             (f"bench session {i}", MODELS[i % len(MODELS)], "events", "events/1",
-             now - dt.timedelta(days=i % DAYS, minutes=i % 1440), project.pk,
-             "live" if i < LIVE else "stored", counts[i], "default")
+             now - dt.timedelta(days=DAYS) * (LARGE_SESSIONS - i) / LARGE_SESSIONS, project.pk,
+             "live" if i >= LARGE_SESSIONS - LIVE else "stored", counts[i], "default")
             for i in range(LARGE_SESSIONS)
         ),
     )  # fmt: skip
