@@ -280,7 +280,9 @@ def populate_large(user) -> dict:
     phase("events")
     # 5% of sessions are not scanned; under default 30% loop, under preview 20%
     scanned = [(i, pk) for i, pk in enumerate(ids) if i % 20 != 19]
-    looping = [(pk, "default") for i, pk in scanned if i % 10 < 3] + [(pk, "preview") for i, pk in scanned if i % 10 in (3, 4)]
+    looping = [(pk, "default") for i, pk in scanned if i % 10 < 3] + [
+        (pk, "preview") for i, pk in scanned if i % 10 in (3, 4)
+    ]
     per_pair, spare = divmod(LARGE_DETECTIONS - LONG_DETECTIONS, len(looping))
     found = {pair: per_pair + (1 if n < spare else 0) for n, pair in enumerate(looping)}
     long_id = ids[100]
@@ -403,8 +405,10 @@ def large_rows(ids: dict) -> list[tuple[str, str]]:
         (f"list: row {LARGE_SESSIONS // 20 + 1:,} on", f"/sessions/?{after(LARGE_SESSIONS // 20)}"),
         (f"list: row {LARGE_SESSIONS // 2 + 1:,} on", f"/sessions/?{after(LARGE_SESSIONS // 2)}"),
         ("list: last page", "/sessions/?before=end"),
-        (f"list: loop, row {LARGE_SESSIONS // 10 + 1:,} on",
-         f"/sessions/?verdict=loop&{after(LARGE_SESSIONS // 10, verdict='loop')}"),
+        (
+            f"list: loop, row {LARGE_SESSIONS // 10 + 1:,} on",
+            f"/sessions/?verdict=loop&{after(LARGE_SESSIONS // 10, verdict='loop')}",
+        ),
         ("api: verdict loop", "/api/sessions?verdict=loop"),
         ("overview", "/"),
         (f"session: {LONG_EVENTS:,} events", f"/sessions/{ids['long']}/"),
@@ -483,7 +487,11 @@ def main() -> None:
         if args.large:
             rows = large_rows(ids)
         else:
-            rows = [("overview", "/"), ("list", "/sessions/"), ("list: row 4,951 on (page 100)", f"/sessions/?{after(4_950)}")]
+            rows = [
+                ("overview", "/"),
+                ("list", "/sessions/"),
+                ("list: row 4,951 on (page 100)", f"/sessions/?{after(4_950)}"),
+            ]
         for name, path in rows:
             for who in ("superuser", "member") if name in ("list", "overview") or not args.large else ("member",):
                 client = clients[who]

@@ -26,9 +26,7 @@ class ModelTally(models.Model):
     false_positive = models.BigIntegerField(default=0)
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["project_id", "model", "profile"], name="modeltally_unique_key")
-        ]
+        constraints = [models.UniqueConstraint(fields=["project_id", "model", "profile"], name="modeltally_unique_key")]
 
 
 class DetectionDayTally(models.Model):
@@ -42,5 +40,7 @@ class DetectionDayTally(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["project_id", "day", "detector", "type"], name="detectiondaytally_unique_key")
+            models.UniqueConstraint(
+                fields=["project_id", "day", "detector", "type"], name="detectiondaytally_unique_key"
+            )
         ]

@@ -133,7 +133,9 @@ def label_progress(projects: Projects, verdicts: list[dict]) -> list[dict]:
     if _tallied():
         tallies = _in(ModelTally.objects.exclude(profile=""), projects, "project_id").values("model", "profile")
         judged = tallies.annotate(
-            labelled=Sum("labelled"), true_loop=Sum("true_loop"), false_positive=Sum("false_positive"),
+            labelled=Sum("labelled"),
+            true_loop=Sum("true_loop"),
+            false_positive=Sum("false_positive"),
             session__model=F("model"),
         )
     else:

@@ -6,8 +6,8 @@ from datetime import date, datetime, time, timedelta
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet, TextField
-from django.db.models.lookups import Exact
 from django.db.models.functions import Cast
+from django.db.models.lookups import Exact
 from django.utils import timezone
 
 from loopguard_site.accounts.access import object_for
@@ -137,7 +137,7 @@ def cursor_from_token(token: str, sort: str) -> Cursor:
 
 
 # Sessions a list counts at most: counting every match of a filter reads
-# them all (hundreds of ms at 100,000 sessions); beyond this the page says "1,000+".
+# them all (hundreds of ms at 100,000 sessions); beyond, the page says "more than 1,000".
 COUNT_LIMIT = 1_000
 
 
@@ -168,9 +168,9 @@ def session_page(
     `sort`) that follow `after`, or precede `before` (`END`: the last page),
     or the first ones. Keyset pagination: the page's ids are read by walking
     the sort's (value, id) order from the cursor, so a deep page costs what
-    the first one does (a short page back at the start is the first page); only then are that page's rows read with their
-    verdicts, tags, label kinds and scan state. `total=False` leaves the
-    count out (0)."""
+    the first one does (a short page back at the start is the first page);
+    only then are that page's rows read with their verdicts, tags, label
+    kinds and scan state. `total=False` leaves the count out (0)."""
     descending = sort.startswith("-")
     field = SESSION_SORTS[sort.removeprefix("-")]
     backwards = before is not None
@@ -221,7 +221,10 @@ def _page_rows(ids: list[int]) -> list[Session]:
             scanning=Exists(
                 ReplayRun.objects.filter(session=OuterRef("pk"), state__in=[ReplayState.QUEUED, ReplayState.RUNNING])
             ),
-            **{f"labelled_{kind}": Exists(Label.objects.filter(session=OuterRef("pk"), label=kind)) for kind in LabelKind},
+            **{
+                f"labelled_{kind}": Exists(Label.objects.filter(session=OuterRef("pk"), label=kind))
+                for kind in LabelKind
+            },
         )
     )
     by_id = {session.pk: session for session in rows}

@@ -13,9 +13,9 @@ from .filters import FilterError, page_cursors, session_filters
 from .models import Session
 from .selectors import (
     DEFAULT_SORT,
+    END,
     LABEL_FILTERS,
     VERDICTS,
-    END,
     session_filter_options,
     session_page,
     session_row,

@@ -124,7 +124,9 @@ def test_api_list_pages_with_a_next_url_keeping_the_filters(api, sessions, monke
 
     assert [r["title"] for r in first["results"]] == ["Beta chat"]
     beta = sessions["Beta chat"]
-    assert first["next"] == f"http://testserver/api/sessions?tag=prod&after=2026-01-01T00%3A01%3A00%2B00%3A00%2C{beta.pk}"
+    assert (
+        first["next"] == f"http://testserver/api/sessions?tag=prod&after=2026-01-01T00%3A01%3A00%2B00%3A00%2C{beta.pk}"
+    )
     assert ([r["title"] for r in second["results"]], second["next"]) == (["Alpha loop"], None)
     assert beyond == {"results": [], "next": None}
 

@@ -96,7 +96,10 @@ def test_previous_and_last_pages_walk_back_over_the_same_rows(tied):
 def links(html: str) -> dict[str, str]:
     """The pager's links by their text."""
     pager = html.partition('<nav class="pager"')[2].partition("</nav>")[0]
-    return {unescape(text).strip(): unescape(href) for href, text in re.findall(r'<a [^>]*href="([^"]*)">([^<]*)</a>', pager)}
+    return {
+        unescape(text).strip(): unescape(href)
+        for href, text in re.findall(r'<a [^>]*href="([^"]*)">([^<]*)</a>', pager)
+    }
 
 
 def listed(response) -> list[int]:
