@@ -11,8 +11,9 @@ Scenarios:
   LOOPGUARD_DB_CONNECTIONS; recovery: the last producer's last ack after
   the first start. The peak of each lab's connections is printed below.
 - worker SIGKILL: a replay job; its worker is killed with SIGKILL a third
-  of the way through and started again; recovery: kill to job done
-  (LOOPGUARD_JOB_VISIBILITY_SECONDS=5 here).
+  of the way through, while a session replays, and started again; recovery:
+  kill to job done (LOOPGUARD_JOB_VISIBILITY_SECONDS=5 here; the lab's
+  LOOPGUARD_JOB_STALE_SECONDS=60, for a task lost outright).
 - broker restart: a replay job on a throwaway redis-server without
   persistence (another port: never the shared one), restarted empty a
   third of the way through; recovery: restart to job done (the lab's sweep,
@@ -45,10 +46,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.lab_processes import HOST, bench_lab, free_port, load_average, processes, wait_listening  # noqa: E402
+from bench.lab_processes import (  # noqa: E402
+    HOST,
+    ConnectionPeak,
+    bench_lab,
+    free_port,
+    load_average,
+    processes,
+    wait_listening,
+)
 
 LOOPGUARD = Path(sys.executable).with_name("loopguard")
-FINISHED = ("done", "failed")
 SCENARIOS = ["deep", "storm", "kill", "broker", "body"]
 SCENARIOS = ["deep", "storm", "kill", "broker", "body"]
 
@@ -107,7 +115,9 @@ def produce(url: str, token: str, session_id: int, messages: int, acked: dict, e
 
     live = None
     try:
-        live = LiveSession(url, token, session_id=session_id, window=8, retries=retries)
+        # linger=0: each event its own message (the client batches by default),
+        # so that acknowledged messages and stored events count the same things
+        live = LiveSession(url, token, session_id=session_id, window=8, retries=retries, linger=0)
         for n in range(1, messages + 1):
             live.send({"type": "content", "text": f"{session_id} {n}"})
         live.flush()
@@ -115,35 +125,6 @@ def produce(url: str, token: str, session_id: int, messages: int, acked: dict, e
     except Exception as exc:  # noqa: BLE001 - counted, reported
         errors.append(f"{type(exc).__name__}: {exc}")
     acked[session_id] = live.acked if live is not None else 0
-
-
-class ConnectionPeak:
-    """The most connections PostgreSQL shows for an application_name."""
-
-    def __init__(self, database_url: str, names: list[str]):
-        self.url, self.names = database_url, names
-        self.peak = dict.fromkeys(names, 0)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        import psycopg
-
-        with psycopg.connect(self.url, autocommit=True) as watcher:
-            while not self._stop.is_set():
-                for name, count in watcher.execute(
-                    "SELECT application_name, count(*) FROM pg_stat_activity WHERE application_name = ANY(%s)"
-                    " GROUP BY application_name",
-                    (self.names,),
-                ):
-                    self.peak[name] = max(self.peak[name], count)
-                time.sleep(0.01)
-
-    def stop(self) -> dict[str, int]:
-        self._stop.set()
-        self._thread.join()
-        return self.peak
 
 
 def deep_message(group, env, logs, messages: int) -> dict:
@@ -260,25 +241,48 @@ def job_counts(job_id: int) -> tuple[int, int, int, int]:
 
 
 def wait_job(job_id: int, at_least: int | None = None, seconds: float = 600) -> float:
+    from loopguard_site.jobs import FINISHED_STATES
     from loopguard_site.replay.models import ReplayJob
 
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         job = ReplayJob.objects.get(pk=job_id)
-        if (at_least is not None and job.done >= at_least) or job.state in FINISHED:
+        if (at_least is not None and job.done >= at_least) or job.state in FINISHED_STATES:
             return time.monotonic()
         time.sleep(0.1)
     raise SystemExit(f"replay job {job_id} did not get there in {seconds} s")
 
 
+def wait_replaying(job_id: int, seconds: float = 600) -> None:
+    """Return once one of the job's runs has been replaying for a second:
+    a kill then lands mid-replay, not between a run's commit and its ack."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from loopguard_site.replay.models import ReplayRun
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        since = timezone.now() - timedelta(seconds=1)
+        if ReplayRun.objects.filter(job_id=job_id, state="running", started__lt=since).exists():
+            return
+        time.sleep(0.05)
+    raise SystemExit(f"no run of replay job {job_id} was replaying within {seconds} s")
+
+
 def worker_sigkill(group, env, logs, sessions: int, events: int) -> dict:
-    url = start_lab(group, env, logs, "lab-kill")
+    # A task can also vanish with its worker (killed between the broker's
+    # BRPOP and kombu's note of the unacknowledged message): the sweep
+    # recovers that, so its period must fit in this scenario's wait.
+    url = start_lab(group, env, logs, "lab-kill", LOOPGUARD_JOB_STALE_SECONDS="60", LOOPGUARD_LIVE_SWEEP_SECONDS="2")
     _, token = account("killer")
     ids = long_sessions(sessions, events)
     visibility = {"LOOPGUARD_JOB_VISIBILITY_SECONDS": "5"}
     worker = start_worker(group, env, logs, "worker-kill", **visibility)
     job = replay_job(url, token, ids)
     wait_job(job, at_least=max(1, sessions // 3))
+    wait_replaying(job)
     os.killpg(worker.pid, signal.SIGKILL)
     worker.wait()
     group.running.remove(worker)

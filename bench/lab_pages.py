@@ -376,7 +376,7 @@ def after(n: int, **filters) -> str:
     at row n + 1, as the list's links give it."""
     from urllib.parse import quote
 
-    from loopguard_site.transcripts.selectors import Cursor, session_list
+    from loopguard_site.timeline.selectors import Cursor, session_list
 
     value, pk = session_list(**filters).values_list("created", "id")[n - 1]
     return "after=" + quote(Cursor(value, pk).token())

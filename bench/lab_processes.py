@@ -1,6 +1,7 @@
 """What the lab benchmarks share: a dedicated PostgreSQL database and Redis
-db number, Django set up on them, and server or worker subprocesses that are
-stopped on every exit (normal end, an error, Ctrl-C or SIGTERM).
+db number, Django set up on them, server or worker subprocesses that are
+stopped on every exit (normal end, an error, Ctrl-C or SIGTERM), and a
+watcher of the lab processes' PostgreSQL connections (tests use it too).
 
 The database is created by `bench_lab` and dropped when it exits; the Redis
 db is flushed before and after (only that db number).
@@ -15,6 +16,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -152,3 +154,34 @@ def cpu_seconds(pid: int) -> float:
 
 def load_average() -> str:
     return "load average " + ", ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
+class ConnectionPeak:
+    """The most connections PostgreSQL shows at once for each of `names`
+    (application_name: a lab started with `DATABASE_URL=...?application_name=NAME`),
+    sampled every 10 ms from `start` (the constructor) to `stop`."""
+
+    def __init__(self, database_url: str, names: list[str]):
+        self.url, self.names = database_url, names
+        self.peak = dict.fromkeys(names, 0)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        import psycopg
+
+        with psycopg.connect(self.url, autocommit=True) as watcher:
+            while not self._stop.is_set():
+                for name, count in watcher.execute(
+                    "SELECT application_name, count(*) FROM pg_stat_activity WHERE application_name = ANY(%s)"
+                    " GROUP BY application_name",
+                    (self.names,),
+                ):
+                    self.peak[name] = max(self.peak[name], count)
+                time.sleep(0.01)
+
+    def stop(self) -> dict[str, int]:
+        self._stop.set()
+        self._thread.join()
+        return self.peak

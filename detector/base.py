@@ -56,6 +56,13 @@ class Detector:
     # result for the run as for its chunks one by one, and fire nothing on
     # a text event without `t`.
     reads_text_whole: ClassVar[bool] = False
+    # Set by a detector that reads inside chunks but has nothing to do for
+    # most of them: a chunk holding none of `wake_chars` and shorter than
+    # `quiet_room(kind)` would only be buffered, so the monitor holds it and
+    # hands it on later, joined with the chunks after it (as for
+    # `reads_text_whole`, the result must not depend on the chunking).
+    # None: every chunk is handed on at once.
+    wake_chars: ClassVar[frozenset[str] | None] = None
     # True: the detector asks another service (the LLM judge): it is built
     # with `client=`, the callable the Monitor's owner hands in; detectors do
     # no I/O of their own.
@@ -66,6 +73,12 @@ class Detector:
 
     def feed(self, event: dict, ctx: StreamContext) -> list[Detection]:
         raise NotImplementedError
+
+    def quiet_room(self, kind: str) -> int:
+        """With `wake_chars` set: the quiet text of channel `kind` (chunks
+        holding none of `wake_chars`) the monitor may hold for this detector
+        must stay shorter than this many characters."""
+        return 0
 
     def tick(self, t: float, ctx: StreamContext) -> list[Detection]:
         """Time `t` has come with no event (a live stream gone silent); most

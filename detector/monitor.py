@@ -4,13 +4,19 @@ The monitor validates each event, keeps the stream's positions (characters
 per text channel across turns, tool-call index, turn number) and hands the
 event to every enabled detector of its profile that reads that event type.
 
-Text chunks are most of a stream. Detectors that read a channel's text only
-as a whole (`Detector.reads_text_whole`: what a turn said, or that it said
-something) get it in runs instead: the chunks joined into one event, handed
-on before any other event, before a clock tick and every `HELD_TEXT_CHARS`
-characters. So a chunk costs only the detectors that look inside it. Its
-own work per event is O(1) plus the detectors'; the text it holds is
-bounded by `HELD_TEXT_CHARS`.
+Text chunks are most of a stream, and most of them change nothing a
+detector could report. So the monitor holds a chunk back while none of the
+detectors that look inside chunks needs it, and then hands them all the
+held text and the chunk after it, joined into one event: once a chunk
+holds one of their wake characters (`Detector.wake_chars`: a sentence or
+block end) or fills the room one of them has (`Detector.quiet_room`: the
+next character check, the longest block), before any other event and
+before a clock tick. Detectors that read a channel's text only as a whole
+(`Detector.reads_text_whole`: what a turn said, or that it said
+something) get it in runs of about `HELD_TEXT_CHARS`. A quiet chunk (the
+common case) thus costs a set-disjointness test and an append. Work per
+event is O(chunk) plus the detectors'; the text held is bounded by the
+detectors' rooms and `HELD_TEXT_CHARS`.
 """
 
 from __future__ import annotations
@@ -76,12 +82,25 @@ class Monitor:
         self._routes: dict[str, list[Detector]] = {
             kind: [d for d in self.detectors if d.consumes is None or kind in d.consumes] for kind in EVENT_TYPES
         }
-        # Per text chunk: the detectors that look inside it; the others get runs.
-        self._chunk_routes = {kind: [d for d in self._routes[kind] if not d.reads_text_whole] for kind in TEXT_CHANNELS}
-        self._run_routes = {kind: [d for d in self._routes[kind] if d.reads_text_whole] for kind in TEXT_CHANNELS}
-        self._held_kind = ""
-        self._held: list[str] = []
-        self._held_chars = 0
+        # Per text channel: the readers that look inside chunks, and those that
+        # read its text only as a whole (they get it in runs).
+        self._chunk_readers = {
+            kind: [d for d in self._routes[kind] if not d.reads_text_whole] for kind in TEXT_CHANNELS
+        }
+        self._run_readers = {kind: [d for d in self._routes[kind] if d.reads_text_whole] for kind in TEXT_CHANNELS}
+        self._wakes = {
+            kind: frozenset().union(*[d.wake_chars or () for d in self._chunk_readers[kind]]) for kind in TEXT_CHANNELS
+        }
+        # A chunk reader without wake characters sees every chunk at once.
+        self._every_chunk = {
+            kind: any(d.wake_chars is None for d in self._chunk_readers[kind]) for kind in TEXT_CHANNELS
+        }
+        self._quiet_kind = ""  # the channel of the held text ("": none held)
+        self._quiet_wake: frozenset[str] = frozenset()  # its chunk readers' wake characters
+        self._quiet_room = 0  # a chunk shorter than this, without a wake character, is held
+        self._quiet: list[str] = []  # text no chunk reader has seen yet
+        self._run: list[str] = []  # text the whole-text readers have not seen yet
+        self._run_chars = 0
         self.stopped = False
 
     def __getstate__(self) -> dict:
@@ -113,19 +132,21 @@ class Monitor:
         """Push one event; return the detections it fired (maybe none)."""
         ctx = self.ctx
         kind = event.get("type") if type(event) is dict else None
-        # The bulk of a stream, a text chunk without a time stamp, takes the short way.
+        # The bulk of a stream, an untimed chunk no reader needs yet, is held.
+        if kind == self._quiet_kind and "t" not in event:
+            text = event.get("text")
+            if type(text) is str and len(text) < self._quiet_room and self._quiet_wake.isdisjoint(text):
+                self._quiet.append(text)
+                self._quiet_room -= len(text)
+                ctx.offsets[kind] += len(text)
+                ctx.events += 1
+                return []
         if kind in TEXT_CHANNELS and "t" not in event and type(event.get("text")) is str:
-            routes = self._chunk_routes[kind]
-            found = []
-            if self._run_routes[kind]:
-                if kind != self._held_kind or self._held_chars >= HELD_TEXT_CHARS:
-                    found = self._release_text(kind)
-                self._held.append(event["text"])
-                self._held_chars += len(event["text"])
+            found = self._hand_text(event)
+            ctx.offsets[kind] += len(event["text"])
         else:
             validate_event(event)
-            routes = self._routes[kind]
-            found = self._release_text("")
+            found = self._release_quiet()
             if kind == "session" and event.get("model"):
                 ctx.model = event["model"]
             elif kind == "turn":
@@ -133,14 +154,14 @@ class Monitor:
             t = event.get("t")
             if t is not None:
                 ctx.t = float(t)
-        for detector in routes:
-            hits = detector.feed(event, ctx)
-            if hits:
-                found += hits
-        if kind in TEXT_CHANNELS:
-            ctx.offsets[kind] += len(event["text"])
-        elif kind == "tool_call":
-            ctx.tool_calls += 1
+            for detector in self._routes[kind]:
+                hits = detector.feed(event, ctx)
+                if hits:
+                    found += hits
+            if kind in TEXT_CHANNELS:
+                ctx.offsets[kind] += len(event["text"])
+            elif kind == "tool_call":
+                ctx.tool_calls += 1
         ctx.events += 1
         if found and any(d.action == "stop" for d in found):
             self.stopped = True
@@ -150,23 +171,81 @@ class Monitor:
         """Detections for silence: time `t` (seconds since the session
         started, on the events' `t` scale) has come and no event with it.
         The live server calls this while a stream is quiet."""
-        found = self._release_text("")
+        found = self._release_quiet()
         for detector in self.detectors:
             found.extend(detector.tick(t, self.ctx))
         if any(d.action == "stop" for d in found):
             self.stopped = True
         return found
 
-    def _release_text(self, next_kind: str) -> list[Detection]:
-        """Hand the held run of text, as one event, to the whole-text readers;
-        the next run held is of `next_kind`."""
-        held, kind = self._held, self._held_kind
-        self._held, self._held_chars, self._held_kind = [], 0, next_kind
-        if not held:
+    def _hand_text(self, event: dict) -> list[Detection]:
+        """An untimed chunk a chunk reader must see (or the first of a
+        channel): the text held before it and the chunk, as one event."""
+        kind = event["type"]
+        found = []
+        if kind != self._quiet_kind:
+            found = self._release_quiet()
+            self._quiet_kind, self._quiet_wake = kind, self._wakes[kind]
+        if not self._quiet:
+            return found + self._to_readers(kind, event)
+        ctx = self.ctx
+        end = ctx.offsets[kind]
+        held = "".join(self._quiet)
+        self._quiet = []
+        ctx.offsets[kind] = end - len(held)
+        found += self._to_readers(kind, {"type": kind, "text": held + event["text"]})
+        ctx.offsets[kind] = end
+        return found
+
+    def _to_readers(self, kind: str, event: dict) -> list[Detection]:
+        """Hand text (starting at the channel offset in `ctx`) to every chunk
+        reader, and to the whole-text readers once their run is long enough;
+        set the room for the text held next."""
+        ctx = self.ctx
+        found = []
+        room = HELD_TEXT_CHARS
+        for detector in self._chunk_readers[kind]:
+            hits = detector.feed(event, ctx)
+            if hits:
+                found += hits
+            room = min(room, detector.quiet_room(kind))
+        self._quiet_room = 0 if self._every_chunk[kind] else room
+        if self._run_readers[kind]:
+            text = event["text"]
+            self._run.append(text)
+            self._run_chars += len(text)
+            if self._run_chars >= HELD_TEXT_CHARS:
+                ctx.offsets[kind] += len(text)
+                found += self._release_run(kind)
+                ctx.offsets[kind] -= len(text)
+        return found
+
+    def _release_quiet(self) -> list[Detection]:
+        """Hand every reader the text held for it; nothing is held after."""
+        kind = self._quiet_kind
+        if not kind:
             return []
-        event = {"type": kind, "text": "".join(held)}
+        found = []
+        if self._quiet:
+            ctx = self.ctx
+            end = ctx.offsets[kind]
+            held = "".join(self._quiet)
+            self._quiet = []
+            ctx.offsets[kind] = end - len(held)
+            found = self._to_readers(kind, {"type": kind, "text": held})
+            ctx.offsets[kind] = end
+        found += self._release_run(kind)
+        self._quiet_kind, self._quiet_room = "", 0
+        return found
+
+    def _release_run(self, kind: str) -> list[Detection]:
+        """The whole-text readers' run, as one event (`ctx` offsets stand at its end)."""
+        if not self._run:
+            return []
+        event = {"type": kind, "text": "".join(self._run)}
+        self._run, self._run_chars = [], 0
         found: list[Detection] = []
-        for detector in self._run_routes[kind]:
+        for detector in self._run_readers[kind]:
             found += detector.feed(event, self.ctx)
         return found
 

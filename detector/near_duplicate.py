@@ -74,6 +74,8 @@ def prose_tokens(text: str) -> frozenset[str]:
     words = WORD.findall(DIGITS.sub("0", text.lower()))
     if "|" in text or sum(map(len, words)) < PROSE_SHARE * (len(text) - text.count(" ")):
         return frozenset()
+    if not CJK.search(text):
+        return frozenset(words)
     found = set()
     for word in words:
         if CJK.match(word):
@@ -105,10 +107,15 @@ class NearDuplicate(Detector):
     Params = NearDuplicateParams
     builtin = {"default": {}}
     consumes = frozenset({"reasoning", "content", "turn", "finish"})
+    wake_chars = SEGMENT_MARKS
 
     def __init__(self, params: NearDuplicateParams | None = None):
         super().__init__(params)
         self._channels = {channel: _Channel(self.params.max_period) for channel in TEXT_CHANNELS}
+
+    def quiet_room(self, kind: str) -> int:
+        """Text without a segment mark is only buffered up to the segment's cut."""
+        return self.params.max_segment_chars - self._channels[kind].pending_len
 
     def feed(self, event: dict, ctx: StreamContext) -> list[Detection]:
         kind = event["type"]
@@ -171,9 +178,13 @@ class NearDuplicate(Detector):
         # subject in every item ("Leopon", "Jaglion", "Pumard"); a reworded
         # loop soon only swaps in words it has used before. A run fires once
         # a whole copy brought no new word.
-        fresh = bool(words.difference(*[segment[2] for segment in ring]))
+        unseen = len(words.difference(*[segment[2] for segment in ring]))
+        fresh = unseen > 0
         grown: dict[int, tuple[int, int, int, int]] = {}
-        for d in range(1, len(ring) + 1):
+        # Jaccard is at most the share of this segment's words found in the
+        # other: when the recent segments together hold too few, none is similar.
+        compared = range(1, len(ring) + 1) if size - unseen >= threshold * size else ()
+        for d in compared:
             before = ring[-d][2]
             other = len(before)
             # Jaccard is at most the ratio of the smaller set to the larger.

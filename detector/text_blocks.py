@@ -166,6 +166,13 @@ class BlockCycleFinder:
             return []
         return self._feed_slow(text, offset)
 
+    def quiet_room(self) -> int:
+        """`feed` only buffers text without a boundary character shorter than
+        this (0 after an ASCII mark: whitespace next would end the block)."""
+        if self._last_char in ASCII_MARKS:
+            return 0
+        return self.params.block_weak_cut_chars - self._pending_len
+
     def _feed_slow(self, text: str, offset: int) -> list[RepeatedRegion]:
         found = []
         i = 0
@@ -290,8 +297,7 @@ class BlockCycleFinder:
             if any(_same_copies(ring, q, p) for q in multiple):
                 continue
             span = _end(last) - ring[-p][START]  # characters in one copy
-            blocks = list(ring)
-            copy_text = "".join(block[RAW] for block in blocks[-p:])
+            copy_text = "".join([ring[-j][RAW] for j in range(p, 0, -1)])
             if not LETTER.search(copy_text):
                 # No word: count only visible characters, so the blank inside of
                 # an ASCII-art box ("|        |") takes many rows to add up.
@@ -315,6 +321,7 @@ class BlockCycleFinder:
             needed = max(p * min_copies, -(-region_chars * p // max(span, 1)))
             if length < needed:
                 continue
+            blocks = list(ring)
             run = blocks[-min(length, len(blocks)) :]  # the whole run, as far as the ring reaches
             exact = needed
             while exact < len(run) and run[-exact - 1][BODY] == run[-exact - 1 + p][BODY]:

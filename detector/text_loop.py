@@ -40,7 +40,7 @@ from .events import TEXT_CHANNELS
 from .params import action_param, param
 from .repeated_region import RepeatedRegion
 from .repeated_units import ShortUnitFinder
-from .text_blocks import BlockCycleFinder
+from .text_blocks import BOUNDARY_CHARS, BlockCycleFinder
 
 
 @dataclass(frozen=True)
@@ -107,10 +107,17 @@ class TextLoopDetector(Detector):
     Params = TextLoopParams
     builtin = {"default": {}}
     consumes = frozenset({"reasoning", "content", "turn", "finish"})
+    wake_chars = BOUNDARY_CHARS
 
     def __init__(self, params: TextLoopParams | None = None):
         super().__init__(params)
         self._channels = {channel: _ChannelFinders(self.params) for channel in TEXT_CHANNELS}
+
+    def quiet_room(self, kind: str) -> int:
+        """Text without a block boundary is only buffered up to the next
+        character-level check or the next weak cut of a block."""
+        finders = self._channels[kind]
+        return min(finders.units.chars_to_check, finders.blocks.quiet_room())
 
     def feed(self, event: dict, ctx: StreamContext) -> list[Detection]:
         kind = event["type"]
@@ -136,6 +143,8 @@ class TextLoopDetector(Detector):
             found = [r for r in found if r.start + r.period > units.covered_until]
         else:
             found = self._feed_pieces(finders, text, offset)
+            if not found:
+                return []
         return [self._detection(region, kind, ctx.turn) for region in found]
 
     @staticmethod
@@ -148,8 +157,13 @@ class TextLoopDetector(Detector):
         found: list[RepeatedRegion] = []
         while text:
             piece, text = text[: units.chars_to_check], text[units.chars_to_check :]
-            found += [r for r in blocks.feed(piece, offset) if r.start + r.period > units.covered_until]
-            found += [r for r in units.feed(piece, offset) if r.start + r.period > blocks.covered_until]
+            # (Most pieces find nothing: no list is built for them.)
+            regions = blocks.feed(piece, offset)
+            if regions:
+                found += [r for r in regions if r.start + r.period > units.covered_until]
+            regions = units.feed(piece, offset)
+            if regions:
+                found += [r for r in regions if r.start + r.period > blocks.covered_until]
             offset += len(piece)
         return found
 

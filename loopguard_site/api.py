@@ -2,9 +2,9 @@
 
 `api_view` authenticates (a bearer token, within its daily quota, or the
 browser's login session with CSRF on unsafe methods), checks the method, and
-turns `ApiError` into the contract's error body `{"error", "field", "line"}` with a 4xx status,
-as it does accounts.access's refusals (404 for what is not the caller's, 403
-for a role too low, 400/403 naming `project` for a project that cannot be used). Views
+turns the `FieldError` any service raises into the contract's error body
+`{"error", "field", "line"}` with its 4xx status, as it does accounts.access's
+refusals (404 for what is not the caller's, 403 for a role too low). Views
 stay a few lines: parse, call a service or selector, return `JsonResponse`.
 """
 
@@ -21,20 +21,10 @@ from django.middleware.csrf import CsrfViewMiddleware
 from django.views.decorators.csrf import csrf_exempt
 
 from detector.json_depth import json_depth_problem
-from loopguard_site.accounts.access import ProjectChoiceError
 from loopguard_site.accounts.auth import request_token_user
 from loopguard_site.accounts.quota import QUOTA_USED_UP, request_quota_take
-from loopguard_site.transcripts.storable import unstorable_value
-
-
-class ApiError(Exception):
-    """A client error; `field` or `line` say where, when known."""
-
-    def __init__(self, message: str, *, status: int = 400, field: str | None = None, line: int | None = None):
-        super().__init__(message)
-        self.status = status
-        self.field = field
-        self.line = line
+from loopguard_site.errors import FieldError
+from loopguard_site.storable import unstorable_value
 
 
 def error_response(
@@ -75,10 +65,11 @@ def api_view(methods: tuple[str, ...] = ("GET",)) -> Callable:
                     return error_response("CSRF check failed", 403)
             try:
                 return view(request, *args, **kwargs)
-            except ApiError as exc:
-                return error_response(str(exc), exc.status, field=exc.field, line=exc.line)
-            except ProjectChoiceError as exc:
-                return error_response(str(exc), exc.status, field=exc.field)
+            except FieldError as exc:
+                response = error_response(str(exc), exc.status, field=exc.field, line=exc.line)
+                if exc.retry_after is not None:
+                    response["Retry-After"] = str(exc.retry_after)
+                return response
             except Http404 as exc:
                 return error_response(str(exc), 404)
             except PermissionDenied as exc:
@@ -90,36 +81,36 @@ def api_view(methods: tuple[str, ...] = ("GET",)) -> Callable:
 
 
 def json_body(request: HttpRequest) -> dict:
-    """The request body as a JSON object, or an ApiError saying what is wrong
+    """The request body as a JSON object, or a FieldError saying what is wrong
     (nesting past LOOPGUARD_MAX_JSON_DEPTH is refused before it is parsed)."""
     body = request.body or b"{}"
     if problem := json_depth_problem(body, settings.LOOPGUARD_MAX_JSON_DEPTH):
-        raise ApiError(f"{problem} (LOOPGUARD_MAX_JSON_DEPTH)", field=problem.path or None, line=problem.line)
+        raise FieldError(f"{problem} (LOOPGUARD_MAX_JSON_DEPTH)", field=problem.path or None, line=problem.line)
     try:
         data = json.loads(body)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         line = getattr(exc, "lineno", None)
-        raise ApiError(f"the body is not valid JSON: {exc}", line=line) from exc
+        raise FieldError(f"the body is not valid JSON: {exc}", line=line) from exc
     if not isinstance(data, dict):
-        raise ApiError("the body must be a JSON object")
+        raise FieldError("the body must be a JSON object")
     if problem := unstorable_value(data):
         field, what = problem
-        raise ApiError(f"{field} holds {what}", field=field)
+        raise FieldError(f"{field} holds {what}", field=field)
     return data
 
 
 def int_param(
     request: HttpRequest, name: str, default: int | None = None, *, low: int = 0, high: int | None = None
 ) -> int | None:
-    """An integer query parameter, checked, or an ApiError naming it."""
+    """An integer query parameter, checked, or a FieldError naming it."""
     raw = request.GET.get(name)
     if raw in (None, ""):
         return default
     try:
         value = int(raw)
     except ValueError as exc:
-        raise ApiError(f"{name} must be a whole number, not {raw!r}", field=name) from exc
+        raise FieldError(f"{name} must be a whole number, not {raw!r}", field=name) from exc
     if value < low or (high is not None and value > high):
         bounds = f"between {low} and {high}" if high is not None else f"at least {low}"
-        raise ApiError(f"{name} must be {bounds}", field=name)
+        raise FieldError(f"{name} must be {bounds}", field=name)
     return value

@@ -24,15 +24,15 @@ from loopguard_site.accounts.models import ApiToken, Project, Role
 from loopguard_site.accounts.selectors import api_token_user
 from loopguard_site.accounts.services import api_token_create, api_token_revoke, default_project, membership_set
 from loopguard_site.replay.models import Detection
-from loopguard_site.replay.selectors import scan_profile_name
 from loopguard_site.replay.services import replay_job_create
 from loopguard_site.review.models import Label
 from loopguard_site.review.selectors import detection_item
 from loopguard_site.review.truth import CLEAN, SESSION_ITEM, TRUE_LOOP
 from loopguard_site.transcripts.models import RawUpload, Session
+from loopguard_site.transcripts.selectors import scan_profile_name
 from loopguard_site.transcripts.services import session_create_from_events
 
-DEMO_DIR = settings.BASE_DIR / "fixtures" / "demo"
+DEMO_DIR = settings.ASSETS_DIR / "fixtures" / "demo"
 DEMO_USERNAME = "demo"
 DEMO_TOKEN_NAME = "demo"
 DEMO_TAG = "demo"

@@ -24,7 +24,7 @@ from kombu.exceptions import OperationalError as BrokerError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from loopguard_site.transcripts.storable import unstorable_value
+from loopguard_site.storable import unstorable_value
 
 logger = logging.getLogger(__name__)
 

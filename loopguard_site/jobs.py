@@ -1,22 +1,43 @@
-"""What replay and tuning jobs share: a job's counters sent to the sockets
-watching it (best effort), and the consumer of such a socket
-(`/ws/replays/<id>`, `/ws/tuning/<id>`)."""
+"""What replay and tuning jobs share: their finished states, when one is
+stale (its tasks lost with a broker, or its worker killed) and who re-queues
+it, a job's counters sent to the sockets watching it (best effort), and the
+consumer of such a socket (`/ws/replays/<id>`, `/ws/tuning/<id>`)."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from datetime import datetime, timedelta
 
 from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.layers import get_channel_layer
+from django.conf import settings
+from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
 from loopguard_site.accounts.access import CLOSE_UNAUTHENTICATED, close_code, socket_refuse
 
 logger = logging.getLogger(__name__)
+
+# A job in one of these states is over: nothing runs it or will.
+FINISHED_STATES = ("done", "failed", "cancelled")
+
+
+def job_stale_cutoff(now: datetime) -> datetime:
+    """A queued or running job that showed no progress since this moment
+    is stale (LOOPGUARD_JOB_STALE_SECONDS before `now`)."""
+    return now - timedelta(seconds=settings.LOOPGUARD_JOB_STALE_SECONDS)
+
+
+def job_requeue_claim(kind: str, job_id: int, created: datetime) -> bool:
+    """True for the one caller that may re-queue this stale job now: at most
+    once per stale period, whatever the number of lab processes sweeping
+    (a cache key taken with `add`)."""
+    key = f"lg:{kind}-requeued:{job_id}:{created.timestamp()}"
+    return cache.add(key, 1, settings.LOOPGUARD_JOB_STALE_SECONDS)
 
 
 def send_job_progress_to(group: str, progress: Mapping) -> None:

@@ -21,8 +21,14 @@ from django.core.exceptions import ImproperlyConfigured
 from .env import database_from_url, env_bool, env_int, env_list, env_str, secret_key_from_file, sqlite_database
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+# A checkout keeps templates/, static/ and fixtures/demo/ at its top level; a
+# wheel carries them inside the package (setup.py).
+IN_CHECKOUT = (BASE_DIR / "manage.py").is_file()
+ASSETS_DIR = BASE_DIR if IN_CHECKOUT else Path(__file__).resolve().parent
 
-DATA_DIR = Path(env_str("LOOPGUARD_DATA_DIR", str(BASE_DIR / ".data"))).expanduser().resolve()
+DATA_DIR = Path(
+    env_str("LOOPGUARD_DATA_DIR", str(BASE_DIR / ".data" if IN_CHECKOUT else Path.home() / ".loopguard"))
+).expanduser().resolve()
 DATA_DIR.mkdir(parents=True, exist_ok=True)
 
 DEBUG = env_bool("DEBUG", True)
@@ -140,8 +146,9 @@ LOOPGUARD_LOGIN_LOCK_SECONDS = env_int("LOOPGUARD_LOGIN_LOCK_SECONDS", 900, mini
 # Crashed jobs finish. A task taken by a worker that died (SIGKILL, a lost
 # machine) goes back to the queue once unacknowledged for VISIBILITY seconds
 # (full mode; a running task is acknowledged when it ends). A replay job with
-# no run started or finished for STALE seconds (the broker restarted without
-# persistence and lost its tasks) has its runs re-queued by the lab's sweep.
+# no run started or finished for STALE seconds, or a tuning job with no
+# progress for as long (the broker restarted without persistence and lost its
+# tasks; a worker died), is re-queued by the lab's sweep.
 LOOPGUARD_JOB_VISIBILITY_SECONDS = env_int("LOOPGUARD_JOB_VISIBILITY_SECONDS", 300, minimum=1)
 LOOPGUARD_JOB_STALE_SECONDS = env_int("LOOPGUARD_JOB_STALE_SECONDS", 600, minimum=1)
 
@@ -213,7 +220,7 @@ ASGI_APPLICATION = "loopguard_site.asgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        "DIRS": [ASSETS_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -245,7 +252,7 @@ LOGOUT_REDIRECT_URL = "accounts:login"
 
 STATIC_URL = "static/"
 STATIC_ROOT = DATA_DIR / "static"
-STATICFILES_DIRS = [BASE_DIR / "static"]
+STATICFILES_DIRS = [ASSETS_DIR / "static"]
 STATICFILES_FINDERS = [
     "django.contrib.staticfiles.finders.FileSystemFinder",
     "django.contrib.staticfiles.finders.AppDirectoriesFinder",
@@ -280,7 +287,14 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
     CELERY_BROKER_URL = REDIS_URL
     CELERY_RESULT_BACKEND = REDIS_URL
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": LOOPGUARD_JOB_VISIBILITY_SECONDS}
+    # A worker looks for tasks unacknowledged past the visibility timeout when
+    # it starts, then every unacked_restore_interval (10 s) times the throttle:
+    # kombu's default throttle, 10, let a killed worker's task wait 100 s more
+    # once its restarted worker was up before the timeout had passed.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": LOOPGUARD_JOB_VISIBILITY_SECONDS,
+        "unacked_restore_throttle": 1,
+    }
 
 # Every 500 is logged with its traceback with DEBUG off too (Django's
 # default then only mails ADMINS), to stderr, where the lab's output and a

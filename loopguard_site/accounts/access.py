@@ -23,23 +23,13 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import F, Model, QuerySet
 from django.http import Http404
 
-from loopguard_site.transcripts.models import Session
+from loopguard_site.errors import FieldError
 
 from .models import ROLE_RANK, Membership, Project, Role
 
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_FORBIDDEN = 4403
 CLOSE_NOT_FOUND = 4404
-
-
-class ProjectChoiceError(ValueError):
-    """The project a request names (or leaves out) cannot be used; the field is `project`."""
-
-    field = "project"
-
-    def __init__(self, message: str, *, status: int = 400):
-        super().__init__(message)
-        self.status = status
 
 
 def token_project_id(user: AbstractBaseUser) -> int | None:
@@ -93,10 +83,6 @@ def in_visible_projects(rows: QuerySet, user: AbstractBaseUser, project_field: s
     return rows if ids is None else rows.filter(**{f"{project_field}__in": ids})
 
 
-def sessions_visible_to(user: AbstractBaseUser) -> QuerySet[Session]:
-    return in_visible_projects(Session.objects.all(), user)
-
-
 def object_for(
     user: AbstractBaseUser,
     rows: QuerySet,
@@ -126,7 +112,7 @@ def projects_with_role(user: AbstractBaseUser, role: str) -> list[Project]:
 def project_for(user: AbstractBaseUser, chosen: object, role: str) -> Project:
     """The project a write goes into: `chosen` (an id or a name; a token's
     own project when left out), or the only one the user has `role` in.
-    A `ProjectChoiceError` (field `project`) when none fits or it is ambiguous."""
+    A `FieldError` naming `project` when none fits or it is ambiguous."""
     confined = token_project_id(user)
     if chosen in (None, "") and confined is not None:
         chosen = confined
@@ -136,23 +122,22 @@ def project_for(user: AbstractBaseUser, chosen: object, role: str) -> Project:
             return candidates[0]
         if candidates:
             names = ", ".join(p.name for p in candidates)
-            raise ProjectChoiceError(f"choose a project: you may write to {names}")
-        raise ProjectChoiceError(f"this needs the {role} role in a project, and you have it in none", status=403)
+            raise FieldError(f"choose a project: you may write to {names}", "project")
+        raise FieldError(f"this needs the {role} role in a project, and you have it in none", "project", 403)
     key = str(chosen)
     project = Project.objects.filter(**({"pk": int(key)} if key.isdigit() else {"name": key})).first()
     granted = project_role(user, project.pk) if project is not None else None
     if granted is None:
-        raise ProjectChoiceError(f"no project {key!r} of yours")
+        raise FieldError(f"no project {key!r} of yours", "project")
     if ROLE_RANK[granted] < ROLE_RANK[role]:
-        raise ProjectChoiceError(
-            f"this needs the {role} role in project {project.name}; you are a {granted}", status=403
-        )
+        raise FieldError(f"this needs the {role} role in project {project.name}; you are a {granted}", "project", 403)
     return project
 
 
-def require_ingest(user: AbstractBaseUser, session: Session) -> None:
-    """A live session takes events from its creator (a reviewer or more of
-    its project) or from an admin of its project; PermissionDenied otherwise."""
+def require_ingest(user: AbstractBaseUser, session: Model) -> None:
+    """A live session (a `transcripts.models.Session`) takes events from its
+    creator (a reviewer or more of its project) or from an admin of its
+    project; PermissionDenied otherwise."""
     require_role(user, session.project_id, Role.REVIEWER, noun="session")
     if session.uploader_id != user.pk and not has_role(user, session.project_id, Role.ADMIN):
         raise PermissionDenied(f"session {session.pk} is not yours to stream into")

@@ -4,6 +4,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from loopguard_site.errors import FieldError
+
 from .constants import DEFAULT_PROJECT
 from .models import ApiToken, Membership, Project, Role
 from .tokens import DISPLAY_LENGTH, new_token, token_hash
@@ -14,17 +16,12 @@ def default_project() -> Project:
     return Project.objects.get_or_create(name=DEFAULT_PROJECT)[0]
 
 
-class LastAdminError(ValueError):
-    """The change would leave a project without an admin (no one could then
-    manage its members, tokens or profiles but a superuser)."""
-
-
 def _keep_an_admin(*, user: AbstractBaseUser, project: Project) -> None:
-    """Refuse (LastAdminError) to take the admin role from `project`'s last admin."""
+    """Refuse (FieldError naming `role`) to take the admin role from `project`'s last admin."""
     admins = Membership.objects.select_for_update().filter(project=project, role=Role.ADMIN)
     if list(admins.values_list("user_id", flat=True)) == [user.pk]:
-        raise LastAdminError(
-            f"{user.get_username()} is the last admin of {project.name}: make another member admin first"
+        raise FieldError(
+            f"{user.get_username()} is the last admin of {project.name}: make another member admin first", "role"
         )
 
 

@@ -7,16 +7,17 @@ from __future__ import annotations
 
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from .access import ProjectChoiceError, has_role, object_for, project_for, project_role, projects_with_role
+from loopguard_site.errors import FieldError, page_error
+
+from .access import has_role, object_for, project_for, project_role, projects_with_role
 from .login_throttle import login_failed, login_succeeded, login_wait
 from .models import ApiToken, Project, Role
 from .selectors import api_tokens_managed_by, project_members, user_named
-from .services import LastAdminError, api_token_create, api_token_revoke, membership_remove, membership_set
+from .services import api_token_create, api_token_revoke, membership_remove, membership_set
 
 NO_ROLE = "none"  # the members form's choice that removes a member
 
@@ -56,10 +57,8 @@ def token_list(request: HttpRequest) -> HttpResponse:
         name = request.POST.get("name", "").strip()
         try:
             project = project_for(request.user, request.POST.get("project"), Role.ADMIN)
-        except ProjectChoiceError as exc:
-            if exc.status == 403:
-                raise PermissionDenied(str(exc)) from exc
-            context["error"] = f"project: {exc}"
+        except FieldError as exc:
+            context["error"] = page_error(exc)
         else:
             if not name or len(name) > NAME_MAX:
                 context["error"] = f"give the token a name of 1 to {NAME_MAX} characters"
@@ -111,6 +110,6 @@ def project_member_set(request: HttpRequest, project_id: int) -> HttpResponse:
             return HttpResponse(
                 f"role: one of {', '.join(Role.values)} or {NO_ROLE}", status=400, content_type="text/plain"
             )
-    except LastAdminError as exc:
-        return HttpResponse(f"role: {exc}", status=400, content_type="text/plain")
+    except FieldError as exc:
+        return HttpResponse(page_error(exc), status=exc.status, content_type="text/plain")
     return redirect("accounts:projects")

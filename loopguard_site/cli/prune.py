@@ -1,7 +1,7 @@
 """`loopguard prune [--older-than AGE] [--keep-labelled] [--dry-run]`:
 delete the sessions created more than AGE ago (30d, 12h, 2w; default:
 LOOPGUARD_RETENTION_DAYS days), with everything stored about them, in
-batches of small transactions (transcripts.retention). Sessions still
+batches of small transactions (review.retention). Sessions still
 streaming are kept; `--keep-labelled` keeps those a reviewer labelled.
 
 One line per batch on stdout, ``deleted N sessions (ids A–B): E events, R
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     from django.conf import settings
     from django.utils import timezone
 
-    from loopguard_site.transcripts.retention import sessions_prune
+    from loopguard_site.review.retention import sessions_prune
 
     older_than = args.older_than
     if older_than is None:

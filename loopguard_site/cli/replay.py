@@ -45,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
 
     django.setup()
     from loopguard_site.accounts.selectors import project_named
-    from loopguard_site.replay.services import ReplayError, ReplayRequestError, replay_session_profiles, replay_targets
+    from loopguard_site.errors import FieldError
+    from loopguard_site.replay.services import ReplayError, replay_session_profiles, replay_targets
     from loopguard_site.transcripts.models import Session
 
     project = project_named(args.project)
@@ -65,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
             all_sessions=args.all,
             session_filter=session_filter if args.all else (session_filter or None),
         )
-    except ReplayRequestError as exc:
+    except FieldError as exc:
         print(f"loopguard replay: {exc}", file=sys.stderr)
         return 2
     found = False

@@ -7,11 +7,11 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from loopguard_site.accounts.access import sessions_visible_to
-from loopguard_site.api import ApiError, api_view, json_body
+from loopguard_site.api import api_view, json_body
 from loopguard_site.transcripts.api_views import session_events_list
+from loopguard_site.transcripts.selectors import sessions_visible_to
 
-from .protocol import ProtocolError, parse_message
+from .protocol import parse_message
 from .selectors import dashboard_rows, session_to_ingest
 from .services import live_ingest, live_session_close
 
@@ -28,14 +28,11 @@ def session_events_post(request: HttpRequest, pk: int) -> JsonResponse:
     """`{"seq": N, "events": [...]}` -> `{"ack": N, "detections": [...], "state"}`;
     `{"close": true}` -> `{"ack": LAST_ACKED, "detections": [], "state": "closed"}`."""
     session_to_ingest(request.user, pk)
-    try:
-        message = parse_message(json_body(request))
-        if message.seq is None:
-            result = live_session_close(session_id=pk)
-        else:
-            result = live_ingest(session_id=pk, seq=message.seq, events=message.events, close=message.close)
-    except ProtocolError as exc:
-        raise ApiError(str(exc), status=exc.status, field=exc.field) from exc
+    message = parse_message(json_body(request))
+    if message.seq is None:
+        result = live_session_close(session_id=pk)
+    else:
+        result = live_ingest(session_id=pk, seq=message.seq, events=message.events, close=message.close)
     return JsonResponse({"ack": result.ack, "detections": result.detections, "state": result.state})
 
 

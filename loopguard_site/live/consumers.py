@@ -34,14 +34,16 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
 from loopguard_site.accounts.access import CLOSE_UNAUTHENTICATED, close_code, socket_refuse
+from loopguard_site.errors import FieldError
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.selectors import session_for
 
 from .ingest_worker import socket_ingest
 from .messages import producer_group, send_producer_taken, viewer_group
-from .protocol import ProtocolError, parse_message, too_deep
-from .selectors import OPEN_STATES, acked_seq, event_chunks, live_detections, live_session_get, session_to_ingest
+from .protocol import parse_message, too_deep
+from .selectors import acked_seq, event_chunks, live_detections, live_session_get, session_to_ingest
 from .services import IngestRequest, live_detection_dict, live_session_close
+from .states import Trigger, takes
 
 CLOSE_CONFLICT = 4409
 
@@ -66,6 +68,15 @@ async def _permitted_session(consumer: AsyncJsonWebsocketConsumer, session_for_u
         return None
 
 
+def error_message(error: FieldError, seq: object) -> dict:
+    """A refused message's answer on the producer socket (docs/event-format.md):
+    `{"error", "field", "seq"}`, and `retry_after` when only time can help."""
+    message = {"error": str(error), "field": error.field, "seq": seq}
+    if error.retry_after is not None:
+        message["retry_after"] = error.retry_after
+    return message
+
+
 class LiveConsumer(AsyncJsonWebsocketConsumer):
     """channels' dispatch closes the old database connections before every
     handler: a hop to the one shared sync thread for each message, the
@@ -86,7 +97,7 @@ class IngestConsumer(LiveConsumer):
         session = await _permitted_session(self, session_to_ingest)
         if session is None:
             return
-        if session.state not in OPEN_STATES:
+        if not takes(session.state, Trigger.EVENTS):
             await socket_refuse(self, CLOSE_CONFLICT)
         else:
             self.session_id = session.pk
@@ -109,11 +120,11 @@ class IngestConsumer(LiveConsumer):
         try:
             text = text_data if text_data is not None else bytes_data.decode("utf-8")
             if (refusal := too_deep(text)) is not None:
-                await self.send_json({"error": str(refusal), "field": refusal.field, "seq": refusal.seq})
+                await self.send_json(error_message(*refusal))
                 return
             content = await self.decode_json(text)
         except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError included
-            await self.send_json({"error": f"the message is not valid JSON: {exc}", "field": None, "seq": None})
+            await self.send_json(error_message(FieldError(f"the message is not valid JSON: {exc}"), None))
             return
         await self.receive_json(content)
 
@@ -133,11 +144,8 @@ class IngestConsumer(LiveConsumer):
                         token_key=self.scope.get("api_token_key"),
                     )
                 )
-        except ProtocolError as exc:
-            error = {"error": str(exc), "field": exc.field, "seq": seq}
-            if exc.retry_after is not None:
-                error["retry_after"] = exc.retry_after
-            await self.send_json(error)
+        except FieldError as exc:
+            await self.send_json(error_message(exc, seq))
             return
         for detection in result.detections:
             await self.send_json({"detection": detection})

@@ -28,8 +28,9 @@ import threading
 
 from django.db import connection
 
+from loopguard_site.errors import FieldError
+
 from .messages import forward_to_viewers
-from .protocol import ProtocolError
 from .services import IngestRequest, IngestResult, live_ingest_batch
 
 log = logging.getLogger(__name__)
@@ -39,7 +40,7 @@ IDLE_SECONDS = 1.0  # an idle thread closes its database connection after this
 IDLE_COLLECT_GROWTH = 0.1  # an idle thread collects garbage once long-lived objects grew by this fraction
 
 _Job = tuple[IngestRequest, concurrent.futures.Future, asyncio.AbstractEventLoop]
-_Answer = tuple[IngestRequest, concurrent.futures.Future, IngestResult | ProtocolError]
+_Answer = tuple[IngestRequest, concurrent.futures.Future, IngestResult | FieldError]
 
 
 class IngestWorker:
@@ -54,7 +55,7 @@ class IngestWorker:
     def submit(self, request: IngestRequest, loop: asyncio.AbstractEventLoop) -> concurrent.futures.Future:
         """Queue a message of a socket served by `loop`; the future's result
         is its `IngestResult` once stored and forwarded to the viewers, or
-        the `ProtocolError` that refused it."""
+        the `FieldError` that refused it."""
         future: concurrent.futures.Future = concurrent.futures.Future()
         with self._lock:
             if self._thread is None:
@@ -155,8 +156,8 @@ async def _forward_and_answer(answers: list[_Answer]) -> None:
 async def socket_ingest(request: IngestRequest) -> IngestResult:
     """Store a producer socket's message (with those of the process's other
     sockets) and forward it to the session's viewers; raises the
-    `ProtocolError` that refused it."""
+    `FieldError` that refused it."""
     outcome = await asyncio.wrap_future(ingest_worker.submit(request, asyncio.get_running_loop()))
-    if isinstance(outcome, ProtocolError):
+    if isinstance(outcome, FieldError):
         raise outcome
     return outcome

@@ -1,6 +1,6 @@
 """The producer's messages (docs/api.md, "Live ingest"), parsed
 and checked before anything is stored. Pure: a dict in, an `IngestMessage`
-out, or a `ProtocolError` naming the field.
+out, or a `FieldError` naming the field.
 
 - `{"seq": N, "event": {...}}` or `{"seq": N, "events": [...]}`: N numbers
   the producer's *messages* (1, 2, 3, ...), whatever the number of events in
@@ -19,31 +19,10 @@ from django.conf import settings
 
 from detector import EventError, validate_event
 from detector.json_depth import json_depth_at, json_depth_problem
-from loopguard_site.transcripts.storable import unstorable_event
+from loopguard_site.errors import FieldError
+from loopguard_site.storable import unstorable_event
 
 MAX_EVENTS_PER_MESSAGE = 10_000
-
-
-class ProtocolError(ValueError):
-    """A message that breaks the protocol; `field` names the culprit
-    (`seq`, `events[3].text`, ...); `retry_after`, the seconds to wait before
-    sending it again, when only time can help (a quota used up); `seq`, the
-    message's, when it was refused before it was parsed."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        field: str | None = None,
-        status: int = 400,
-        retry_after: int | None = None,
-        seq: int | None = None,
-    ):
-        super().__init__(message)
-        self.field = field
-        self.status = status
-        self.retry_after = retry_after
-        self.seq = seq
 
 
 @dataclass(frozen=True)
@@ -56,15 +35,15 @@ class IngestMessage:
 _SEQ_MEMBER = re.compile(r'"seq"\s*:\s*(\d{1,18})\b')
 
 
-def too_deep(text: str) -> ProtocolError | None:
+def too_deep(text: str) -> tuple[FieldError, int | None] | None:
     """The refusal of a message's text nested past LOOPGUARD_MAX_JSON_DEPTH
-    (found before it is parsed), naming the field and, if the message has
-    one, its seq (`error.seq`); None for a text that may be parsed."""
+    (found before it is parsed), naming the field, and the message's seq if
+    it has one; None for a text that may be parsed."""
     problem = json_depth_problem(text, settings.LOOPGUARD_MAX_JSON_DEPTH)
     if problem is None:
         return None
     seq = next((int(m.group(1)) for m in _SEQ_MEMBER.finditer(text) if json_depth_at(text, m.start()) == 1), None)
-    return ProtocolError(f"{problem} (LOOPGUARD_MAX_JSON_DEPTH)", field=problem.path or None, seq=seq)
+    return FieldError(f"{problem} (LOOPGUARD_MAX_JSON_DEPTH)", field=problem.path or None), seq
 
 
 def parse_message(data: object) -> IngestMessage:
@@ -75,35 +54,35 @@ def parse_message(data: object) -> IngestMessage:
     >>> parse_message({"seq": 2, "events": [{"type": "content"}]})
     Traceback (most recent call last):
     ...
-    loopguard_site.live.protocol.ProtocolError: events[0].text: field 'text' of a content event must be a string
+    loopguard_site.errors.FieldError: events[0].text: field 'text' of a content event must be a string
     """
     if not isinstance(data, dict):
-        raise ProtocolError("a message must be a JSON object")
+        raise FieldError("a message must be a JSON object")
     close = data.get("close", False)
     if not isinstance(close, bool):
-        raise ProtocolError("close must be true or false", field="close")
+        raise FieldError("close must be true or false", field="close")
     if close and "seq" not in data and "event" not in data and "events" not in data:
         return IngestMessage(seq=None, events=[], close=True)
     seq = data.get("seq")
     if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1:
-        raise ProtocolError("seq must be a whole number from 1 on", field="seq")
+        raise FieldError("seq must be a whole number from 1 on", field="seq")
     if ("event" in data) == ("events" in data):
-        raise ProtocolError("send exactly one of 'event' (one event) or 'events' (a list)", field="events")
+        raise FieldError("send exactly one of 'event' (one event) or 'events' (a list)", field="events")
     if "event" in data:
         key, events = "event", [data["event"]]
     else:
         key, events = "events", data["events"]
         if not isinstance(events, list) or not events:
-            raise ProtocolError("events must be a non-empty list of events", field="events")
+            raise FieldError("events must be a non-empty list of events", field="events")
         if len(events) > MAX_EVENTS_PER_MESSAGE:
-            raise ProtocolError(f"at most {MAX_EVENTS_PER_MESSAGE} events per message", field="events")
+            raise FieldError(f"at most {MAX_EVENTS_PER_MESSAGE} events per message", field="events")
     for index, event in enumerate(events):
         where = key if key == "event" else f"events[{index}]"
         try:
             validate_event(event)
         except EventError as exc:
             field = f"{where}.{exc.field}" if exc.field else where
-            raise ProtocolError(f"{field}: {exc}", field=field) from exc
+            raise FieldError(f"{field}: {exc}", field=field) from exc
     _check_storable(key, events)
     return IngestMessage(seq=seq, events=events, close=close)
 
@@ -117,6 +96,6 @@ def _check_storable(key: str, events: list[dict]) -> None:
     if problem := unstorable_event(events, text):
         number, path, what = problem
         where = key if key == "event" else f"events[{number - 1}]"
-        raise ProtocolError(f"{where}.{path} holds {what}", field=f"{where}.{path}")
+        raise FieldError(f"{where}.{path} holds {what}", field=f"{where}.{path}")
     if text is None:
-        raise ProtocolError(f"{key} holds NaN or Infinity, which JSON has not", field=key)
+        raise FieldError(f"{key} holds NaN or Infinity, which JSON has not", field=key)

@@ -16,9 +16,8 @@ from loopguard_site.transcripts.models import Event, Session
 from loopguard_site.transcripts.selectors import session_for
 
 from .models import LiveStream
+from .states import OPEN_STATES, Trigger, takes
 
-# States in which a session takes events (`closed` and `stored` do not).
-OPEN_STATES = (Session.State.LIVE, Session.State.LOOPING, Session.State.STOPPED, Session.State.STALLED)
 SNAPSHOT_CHUNK = 1000  # events per `{"events": [...]}` message of a viewer's snapshot
 DASHBOARD_LIMIT = 200
 
@@ -61,9 +60,10 @@ def event_chunks(session: Session) -> Iterator[list[dict]]:
 
 
 def stalled_candidate_ids(cutoff: datetime) -> list[int]:
-    """Live or looping sessions with no event (or, with none, no creation) since `cutoff`."""
+    """Sessions that can stall (live or looping) with no event (or, with
+    none, no creation) since `cutoff`."""
     last = Coalesce(F("live_stream__last_event_at"), F("created"))
-    sessions = Session.objects.filter(state__in=(Session.State.LIVE, Session.State.LOOPING))
+    sessions = Session.objects.filter(state__in=[state for state in Session.State if takes(state, Trigger.STALL)])
     return list(sessions.annotate(last=last).filter(last__lte=cutoff).order_by("pk").values_list("pk", flat=True))
 
 
@@ -74,7 +74,7 @@ def tick_candidate_ids() -> list[int]:
 
 
 def dashboard_rows(among: QuerySet[Session]) -> list[dict]:
-    """Sessions of `among` (a user's: accounts.access.sessions_visible_to)
+    """Sessions of `among` (a user's: transcripts.selectors.sessions_visible_to)
     that were ever live (newest first): state, last event time, and their
     first detection (of the session's profile), for the dashboard."""
     first = Detection.objects.filter(session=OuterRef("pk"), profile=OuterRef("profile")).order_by("event_seq", "id")

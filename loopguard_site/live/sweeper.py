@@ -1,7 +1,8 @@
 """The live sessions' clock: a daemon thread of the lab process that calls
 `live_sessions_mark_stalled(now)` and `live_sessions_tick(now)` every
-LOOPGUARD_LIVE_SWEEP_SECONDS, and `replay_jobs_requeue_stale(now)` (replay
-jobs whose tasks a broker lost).
+LOOPGUARD_LIVE_SWEEP_SECONDS, and `replay_jobs_requeue_stale(now)` and
+`tuning_jobs_requeue_stale(now)` (jobs whose tasks a broker lost, or whose
+worker died).
 
 It runs in every `loopguard lab` process, embedded or full mode: no beat
 process to deploy, and several web processes sweeping at once are harmless
@@ -17,6 +18,7 @@ import threading
 from django.db import close_old_connections
 from django.utils import timezone
 
+from loopguard_site.profiles.services import tuning_jobs_requeue_stale
 from loopguard_site.replay.services import replay_jobs_requeue_stale
 
 from .services import live_sessions_mark_stalled, live_sessions_tick
@@ -44,6 +46,7 @@ class StalledSweeper:
                 live_sessions_mark_stalled(now=now)
                 live_sessions_tick(now=now)
                 replay_jobs_requeue_stale(now=now)
+                tuning_jobs_requeue_stale(now=now)
             except Exception:  # a database hiccup must not end the sweeping for good
                 log.exception("the live sweep failed; trying again in %s s", self.interval)
             finally:

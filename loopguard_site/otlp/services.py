@@ -28,8 +28,9 @@ from django.db import IntegrityError, transaction
 from detector.importers import Source, TranscriptBuilder
 from detector.importers.otel import NAME, VERSION, SpanReader, by_start, llm_model
 from loopguard_site.accounts.models import Project
+from loopguard_site.errors import FieldError
 from loopguard_site.live.messages import send_to_viewers
-from loopguard_site.live.protocol import MAX_EVENTS_PER_MESSAGE, ProtocolError, parse_message
+from loopguard_site.live.protocol import MAX_EVENTS_PER_MESSAGE, parse_message
 from loopguard_site.live.selectors import acked_seq
 from loopguard_site.live.services import IngestRequest, live_ingest_batch, live_session_close
 from loopguard_site.transcripts.services import session_create_live
@@ -86,7 +87,7 @@ def _trace_ingest(user, project: Project, trace_id: str, spans: list[dict]) -> T
             closes = any(span["root"] for span in spans)
             requests = _requests(trace.session_id, events, closes)
             for result in live_ingest_batch(requests):
-                if isinstance(result, ProtocolError):
+                if isinstance(result, FieldError):
                     raise result
                 outcome.detections += result.detections
                 outcome.state = result.state
@@ -97,7 +98,7 @@ def _trace_ingest(user, project: Project, trace_id: str, spans: list[dict]) -> T
             if viewer_texts:
                 transaction.on_commit(partial(send_to_viewers, trace.session_id, viewer_texts))
         outcome.session = trace.session_id
-    except ProtocolError as exc:  # the session is closed (or gone), or the trace's text cannot be stored
+    except FieldError as exc:  # the session is closed (or gone), or the trace's text cannot be stored
         outcome.rejected, outcome.error, outcome.detections, outcome.state = len(spans), str(exc), [], None
         stored = TraceSession.objects.filter(project=project, trace_id=trace_id).values_list("session_id", flat=True)
         outcome.session = stored.first()  # None when this export was to create it

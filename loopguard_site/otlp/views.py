@@ -13,10 +13,11 @@ from django.views.decorators.csrf import csrf_exempt
 
 from detector.importers import Source, TranscriptError
 from detector.importers.otel import document_spans
-from loopguard_site.accounts.access import ProjectChoiceError, project_for
+from loopguard_site.accounts.access import project_for
 from loopguard_site.accounts.auth import request_token_user
 from loopguard_site.accounts.models import Role
 from loopguard_site.accounts.quota import QUOTA_USED_UP, request_quota_take
+from loopguard_site.errors import FieldError
 
 from .payload import JSON, PROTOBUF, OtlpError, answer_type, decompressed, error_answer, export_answer, export_document
 from .services import traces_ingest
@@ -37,7 +38,7 @@ def traces(request: HttpRequest) -> HttpResponse:
             raise OtlpError(QUOTA_USED_UP, status=429, retry_after=retry_after)
         try:
             project = project_for(user, None, Role.REVIEWER)
-        except ProjectChoiceError as exc:
+        except FieldError as exc:
             raise OtlpError(str(exc), status=exc.status) from exc
         kind = answer_type(request.content_type)
         try:

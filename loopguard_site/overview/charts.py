@@ -27,7 +27,7 @@ FONT = {"family": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif", "siz
 
 @functools.lru_cache
 def _session_list_path(script_prefix: str) -> str:
-    return reverse("transcripts:session_list")  # reverse() costs ~50 µs; a dashboard asks for hundreds
+    return reverse("timeline:session_list")  # reverse() costs ~50 µs; a dashboard asks for hundreds
 
 
 def session_list_url(**params: str) -> str:

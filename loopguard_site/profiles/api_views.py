@@ -7,13 +7,13 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from loopguard_site.accounts.access import project_for
 from loopguard_site.accounts.models import Role
-from loopguard_site.api import ApiError, api_view, json_body
+from loopguard_site.api import api_view, json_body
+from loopguard_site.errors import FieldError
 
 from .diff import profile_diff
 from .models import ProfileVersion
 from .selectors import latest_versions, tuning_job_for, tuning_progress, versions_visible_to
 from .services import (
-    ProfileError,
     profile_from_tuning,
     profile_version_text,
     profiles_export,
@@ -29,10 +29,6 @@ def _summary(version: ProfileVersion) -> dict:
     return {"name": version.name, "models": version.models, "version": version.version}
 
 
-def _api_error(exc: ProfileError) -> ApiError:
-    return ApiError(str(exc), field=exc.field, line=exc.line)
-
-
 @api_view(("GET",))
 def profile_list(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"profiles": [_summary(v) for v in latest_versions(versions_visible_to(request.user))]})
@@ -41,10 +37,7 @@ def profile_list(request: HttpRequest) -> JsonResponse:
 @api_view(("GET",))
 def profile_export(request: HttpRequest) -> HttpResponse:
     fmt = request.GET.get("format", "toml")
-    try:
-        text = profiles_export(versions=versions_visible_to(request.user), fmt=fmt)
-    except ProfileError as exc:
-        raise _api_error(exc) from exc
+    text = profiles_export(versions=versions_visible_to(request.user), fmt=fmt)
     return _config_file(text, fmt, "loopguard-profiles")
 
 
@@ -61,12 +54,9 @@ def profile_version_export(request: HttpRequest, name: str) -> HttpResponse:
     number = request.GET.get("version")
     version = _version(request, name, number, "version") if number is not None else versions.first()
     if version is None:
-        raise ApiError(f"no stored profile {name!r}", status=404)
+        raise FieldError(f"no stored profile {name!r}", status=404)
     fmt = request.GET.get("format", "toml")
-    try:
-        text = profile_version_text(version=version, fmt=fmt)
-    except ProfileError as exc:
-        raise _api_error(exc) from exc
+    text = profile_version_text(version=version, fmt=fmt)
     return _config_file(text, fmt, f"{name}-v{version.version}")
 
 
@@ -76,18 +66,15 @@ def profile_import(request: HttpRequest) -> JsonResponse:
     if request.content_type == "multipart/form-data":  # its body is read as the form: the file is a field
         upload = request.FILES.get("file")
         if upload is None:
-            raise ApiError("no file: send the config file as a multipart field named 'file'", field="file")
+            raise FieldError("no file: send the config file as a multipart field named 'file'", field="file")
         raw = upload.read()
     else:
         raw = request.body
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ApiError("the file is not UTF-8 text") from exc
-    try:
-        versions = profiles_import(text=text, project=project, user=request.user, fmt=request.GET.get("format") or None)
-    except ProfileError as exc:
-        raise _api_error(exc) from exc
+        raise FieldError("the file is not UTF-8 text") from exc
+    versions = profiles_import(text=text, project=project, user=request.user, fmt=request.GET.get("format") or None)
     return JsonResponse({"profiles": [_summary(v) for v in versions]}, status=201)
 
 
@@ -95,7 +82,7 @@ def _version(request: HttpRequest, name: str, number: object, field: str) -> Pro
     versions = versions_visible_to(request.user).filter(name=name)
     version = versions.filter(version=int(number)).first() if str(number).isdigit() else None
     if version is None:
-        raise ApiError(f"profile {name!r} has no version {number}", status=404, field=field)
+        raise FieldError(f"profile {name!r} has no version {number}", status=404, field=field)
     return version
 
 
@@ -108,19 +95,16 @@ def profile_diff_view(request: HttpRequest, name: str) -> JsonResponse:
 @api_view(("POST",))
 def tuning_create(request: HttpRequest) -> JsonResponse:
     body = json_body(request)
-    try:
-        job = tuning_job_create(
-            user=request.user,
-            project=project_for(request.user, body.get("project"), Role.ADMIN),
-            model_glob=body.get("model"),
-            base_profile=body.get("profile"),
-            fp_budget=body.get("fp_budget", 0),
-            folds=body.get("folds", 5),
-            max_evaluations=body.get("max_evaluations", 600),
-            time_limit=body.get("time_limit", 600),
-        )
-    except ProfileError as exc:
-        raise _api_error(exc) from exc
+    job = tuning_job_create(
+        user=request.user,
+        project=project_for(request.user, body.get("project"), Role.ADMIN),
+        model_glob=body.get("model"),
+        base_profile=body.get("profile"),
+        fp_budget=body.get("fp_budget", 0),
+        folds=body.get("folds", 5),
+        max_evaluations=body.get("max_evaluations", 600),
+        time_limit=body.get("time_limit", 600),
+    )
     return JsonResponse({"id": job.pk, "state": job.state}, status=202)
 
 
@@ -133,16 +117,13 @@ def tuning_detail(request: HttpRequest, job_id: int) -> JsonResponse:
 def tuning_save(request: HttpRequest, job_id: int) -> JsonResponse:
     job = tuning_job_for(request.user, job_id, Role.ADMIN)  # first: another project's job is no job
     body = json_body(request)
-    try:
-        version = profile_from_tuning(
-            job=job,
-            name=body.get("name"),
-            models=body.get("models"),
-            user=request.user,
-            accept_recall_loss=body.get("accept_recall_loss", False),
-        )
-    except ProfileError as exc:
-        raise _api_error(exc) from exc
+    version = profile_from_tuning(
+        job=job,
+        name=body.get("name"),
+        models=body.get("models"),
+        user=request.user,
+        accept_recall_loss=body.get("accept_recall_loss", False),
+    )
     return JsonResponse(_summary(version), status=201)
 
 

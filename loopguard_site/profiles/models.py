@@ -43,6 +43,12 @@ class TuningJob(models.Model):
     error = models.TextField(blank=True)
     started = models.DateTimeField(null=True, blank=True)
     finished = models.DateTimeField(null=True, blank=True)
+    # Crashed jobs finish: the Celery task running the job (a redelivery of
+    # it has the same id), how many times one started it, and when it last
+    # showed progress (a job quiet for LOOPGUARD_JOB_STALE_SECONDS is re-run).
+    claimed_by = models.CharField(max_length=255, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    heartbeat = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created", "-id"]

@@ -5,15 +5,15 @@ cross-validated result."""
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from detector.config import BUILTIN_PROFILES
 from detector.tuning import DEFAULT_MIN_SESSIONS
-from loopguard_site.accounts.access import ProjectChoiceError, project_for, projects_with_role
+from loopguard_site.accounts.access import project_for, projects_with_role
 from loopguard_site.accounts.models import Role
+from loopguard_site.errors import FieldError, page_error
 from loopguard_site.replay.selectors import profile_names_of
 
 from .diff import profile_diff
@@ -27,7 +27,7 @@ from .selectors import (
     tuning_job_for,
     versions_visible_to,
 )
-from .services import ProfileError, profile_from_tuning, profiles_import, tuning_job_cancel, tuning_job_create
+from .services import profile_from_tuning, profiles_import, tuning_job_cancel, tuning_job_create
 
 VERDICTS = {
     "improves": ("badge-clean", "better on held-out sessions"),
@@ -48,18 +48,17 @@ def profile_list(request: HttpRequest) -> HttpResponse:
         try:
             project = project_for(request.user, request.POST.get("project"), Role.ADMIN)
             if upload is None:
-                raise ProfileError("choose a TOML or JSON config file to import", field="file")
+                raise FieldError("choose a TOML or JSON config file to import", field="file")
             try:
                 text = upload.read().decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise ProfileError("the file is not UTF-8 text", field="file") from exc
+                raise FieldError("the file is not UTF-8 text", field="file") from exc
             versions = profiles_import(text=text, project=project, user=request.user)
-        except ProjectChoiceError as exc:
-            if exc.status == 403:
-                raise PermissionDenied(str(exc)) from exc
-            error = f"project: {exc}"
-        except ProfileError as exc:
-            error = f"{upload.name}: {str(exc).removeprefix('import: ')}" if upload is not None else str(exc)
+        except FieldError as exc:
+            if upload is not None and exc.field != "project":  # the file's own: named by the file, as `loopguard` does
+                error = f"{upload.name}: {str(exc).removeprefix('import: ')}"
+            else:
+                error = page_error(exc)
         else:
             return redirect("profiles:profile_detail", name=versions[0].name)
     builtins = [{**p, "detectors": profile_detectors(p["table"])} for p in builtin_profiles()]
@@ -112,12 +111,8 @@ def tuning_new(request: HttpRequest) -> HttpResponse:
                 max_evaluations=request.POST.get("max_evaluations", "600"),
                 time_limit=request.POST.get("time_limit", "600"),
             )
-        except ProjectChoiceError as exc:
-            if exc.status == 403:
-                raise PermissionDenied(str(exc)) from exc
-            error = f"project: {exc}"
-        except ProfileError as exc:
-            error = str(exc)
+        except FieldError as exc:
+            error = page_error(exc)
         else:
             return redirect("profiles:tuning_detail", job_id=job.pk)
     names = profile_names_of(p.pk for p in projects)  # built-in, and those of the projects the user may tune
@@ -148,8 +143,8 @@ def tuning_detail(request: HttpRequest, job_id: int) -> HttpResponse:
                 user=request.user,
                 accept_recall_loss=request.POST.get("accept_recall_loss") == "on",
             )
-        except ProfileError as exc:
-            error = str(exc)
+        except FieldError as exc:
+            error = page_error(exc)
         else:
             return redirect("profiles:profile_detail", name=version.name)
     return render(request, "profiles/tuning_detail.html", tuning_context(job, error))

@@ -40,7 +40,8 @@ from detector.importers import Source, TranscriptBuilder, TranscriptError
 from detector.json_depth import json_depth_problem
 from detector.loop_signal import STOP_ACTIONS, first_stop
 from loopguard_site.accounts.models import Project
-from loopguard_site.live.protocol import ProtocolError, parse_message
+from loopguard_site.errors import FieldError
+from loopguard_site.live.protocol import parse_message
 from loopguard_site.live.services import live_ingest, live_session_close
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.services import session_create_live
@@ -180,7 +181,7 @@ class Recorder:
         try:
             message = parse_message({"seq": self.seq + 1, "events": events})
             result = live_ingest(session_id=self.session_id, seq=message.seq, events=message.events)
-        except ProtocolError as exc:  # text the database cannot store, or the session was closed meanwhile
+        except FieldError as exc:  # text the database cannot store, or the session was closed meanwhile
             logger.warning("proxy session %s: recording stopped: %s", self.session_id, exc)
             self.broken = True
             return None

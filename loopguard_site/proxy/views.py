@@ -14,11 +14,12 @@ from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpRe
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
-from loopguard_site.accounts.access import ProjectChoiceError, project_for
+from loopguard_site.accounts.access import project_for
 from loopguard_site.accounts.auth import bearer_token, token_counter_key
 from loopguard_site.accounts.models import Role
 from loopguard_site.accounts.quota import QUOTA_USED_UP, token_quota_take
 from loopguard_site.accounts.selectors import api_token_user
+from loopguard_site.errors import FieldError
 
 from .chat_completions import ChatCompletions
 from .messages import Messages
@@ -47,7 +48,7 @@ def _token_user(token: str | None):
         raise ProxyError(QUOTA_USED_UP, status=429, kind="rate_limit_error", retry_after=retry_after)
     try:
         return user, project_for(user, None, Role.REVIEWER)
-    except ProjectChoiceError as exc:
+    except FieldError as exc:
         raise ProxyError(str(exc), status=exc.status, kind="permission_error") from exc
 
 

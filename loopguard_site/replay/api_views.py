@@ -7,12 +7,13 @@ from django.http import HttpRequest, JsonResponse
 
 from loopguard_site.accounts.access import project_for
 from loopguard_site.accounts.models import Role
-from loopguard_site.api import ApiError, api_view, json_body
+from loopguard_site.api import api_view, json_body
+from loopguard_site.errors import FieldError
 from loopguard_site.transcripts.selectors import session_for
 
 from .messages import job_progress
 from .selectors import detection_to_dict, replay_job_for, session_detections
-from .services import ReplayRequestError, replay_job_cancel, replay_job_create
+from .services import replay_job_cancel, replay_job_create
 
 
 @api_view(("POST",))
@@ -20,18 +21,15 @@ def replay_create(request: HttpRequest) -> JsonResponse:
     body = json_body(request)
     all_sessions = body.get("all", False)
     if not isinstance(all_sessions, bool):
-        raise ApiError('"all" must be true or false', field="all")
-    try:
-        job = replay_job_create(
-            user=request.user,
-            project=project_for(request.user, body.get("project"), Role.REVIEWER),
-            profiles=body.get("profiles"),
-            session_ids=body.get("sessions"),
-            all_sessions=all_sessions,
-            session_filter=body.get("filter"),
-        )
-    except ReplayRequestError as exc:
-        raise ApiError(str(exc), field=exc.field) from exc
+        raise FieldError('"all" must be true or false', field="all")
+    job = replay_job_create(
+        user=request.user,
+        project=project_for(request.user, body.get("project"), Role.REVIEWER),
+        profiles=body.get("profiles"),
+        session_ids=body.get("sessions"),
+        all_sessions=all_sessions,
+        session_filter=body.get("filter"),
+    )
     return JsonResponse({"id": job.pk, "state": job.state}, status=202)
 
 

@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 
 from django.db.models import QuerySet
 
-from loopguard_site.review.selectors import session_truth_labels
 from loopguard_site.transcripts.models import Session
 
 from .metrics import LabelledOutcome, ProfileMetrics, profile_metrics, session_label
 from .models import Detection, ReplayRun
+from .selectors import labelled_truths
 
 # What makes two detections "the same" across profiles: the same detector
 # reporting the same region at the same moment (message and action may vary
@@ -61,7 +61,7 @@ def compare_profiles(
     *, among: QuerySet[Session], session_ids: list[int] | None, profile_a: str, profile_b: str
 ) -> ProfileComparison:
     """Compare two profiles on the given sessions of `among` (a user's:
-    accounts.access.sessions_visible_to; None: every one with a finished
+    transcripts.selectors.sessions_visible_to; None: every one with a finished
     replay under both)."""
     pairs = ReplayRun.objects.filter(session__in=among, profile__in=(profile_a, profile_b), state=ReplayRun.State.DONE)
     if session_ids is not None:
@@ -78,7 +78,8 @@ def compare_profiles(
     ):
         found[(detection.session_id, detection.profile)].append(detection)
     outcomes: dict[str, list[LabelledOutcome]] = {profile_a: [], profile_b: []}
-    reviewed = session_truth_labels(both)  # reviewers' labels first; tags where there are none
+    # reviewers' labels first; tags where there are none
+    reviewed = {pk: truth.label for pk, truth in labelled_truths(both).items()}
     for session in Session.objects.filter(pk__in=both).order_by("id").prefetch_related("tags"):
         a, b = found[(session.pk, profile_a)], found[(session.pk, profile_b)]
         signatures_a, signatures_b = {_signature(d) for d in a}, {_signature(d) for d in b}

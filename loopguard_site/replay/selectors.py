@@ -3,23 +3,23 @@ picks, jobs, and stored detections."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Case, QuerySet, Value, When
+from django.db.models import Case, Exists, OuterRef, Prefetch, Q, QuerySet, Value, When
+from django.db.models.lookups import Exact
 
 from detector.config import Config
 from loopguard_site.accounts.access import in_visible_projects, object_for
 from loopguard_site.accounts.models import Role
-from loopguard_site.profiles.selectors import profiles_config
-from loopguard_site.review.selectors import session_truths
 from loopguard_site.transcripts.models import Session
-from loopguard_site.transcripts.selectors import session_list
+from loopguard_site.transcripts.selectors import project_profiles, sessions_matching
 
-from .models import Detection, ReplayJob, ReplayRun, SessionVerdict
+from .models import Detection, ReplayJob, ReplayRun, ReplayState, SessionVerdict
 
-# A replay's filter key -> the session list selector's argument.
+# A replay's filter key -> the session selectors' argument.
 SESSION_FILTER_KEYS = {
     "model": "model",
     "format": "source_format",
@@ -28,24 +28,36 @@ SESSION_FILTER_KEYS = {
     "q": "q",
     "has_detections": "has_detections",
 }
+VERDICTS = ("loop", "clean", "unscanned")  # the session list's `verdict` filter
 
 
 def replay_config(project_id: int | None = None) -> Config:
-    """The profiles a project's replays may run: the built-in ones and the
-    latest version of every one stored in the project (None: the built-in
-    ones only, among which a live session's profile is)."""
-    return profiles_config(project_id)
+    """The profiles a project's replays may run: its sessions' profiles
+    (`transcripts.selectors.project_profiles`)."""
+    return project_profiles(project_id)
+
+
+# Reviewers' labels live in the review app, a layer above this one (a label
+# points at one of replay's detections), so it hands its reader of sessions'
+# labelled truth in when the apps load (`ReviewConfig.ready`).
+_labelled_truths: Callable[[Iterable[int]], Mapping[int, Any]] | None = None
+
+
+def labelled_truths_reader_set(reader: Callable[[Iterable[int]], Mapping[int, Any]]) -> None:
+    """`reader(session_ids)`: the `review.truth.SessionTruth` of each of
+    those sessions that reviewers labelled."""
+    global _labelled_truths
+    _labelled_truths = reader
+
+
+def labelled_truths(session_ids: Iterable[int]) -> Mapping[int, Any]:
+    """Reviewers' truth of the labelled ones of the sessions (a `label`,
+    loop or normal, and the labelled `loop_starts` by channel)."""
+    return {} if _labelled_truths is None else _labelled_truths(session_ids)
 
 
 def profile_names(project_id: int | None = None) -> list[str]:
     return list(replay_config(project_id).profiles)
-
-
-def scan_profile_name(project_id: int | None, model: str) -> str:
-    """The profile a session of the project with this model is scanned with
-    when it arrives: the first stored profile, then built-in one, whose model
-    globs match it (as a live session's is chosen), else `default`."""
-    return replay_config(project_id).select(model=model).name
 
 
 def profile_names_of(project_ids: Iterable[int]) -> list[str]:
@@ -62,8 +74,71 @@ def session_ids_matching(project_id: int, session_filter: dict) -> Iterator[int]
     one for `{}`), oldest first. Keys: `model`, `format`, `tag`, `state`, `q`
     and `has_detections`, as `GET /api/sessions` reads them."""
     kwargs = {SESSION_FILTER_KEYS[key]: value for key, value in session_filter.items()}
-    sessions = session_list(project=project_id, **kwargs).order_by("id").values_list("id", flat=True)
+    has_detections = kwargs.pop("has_detections", None)
+    sessions = sessions_by_results(sessions_matching(project=project_id, **kwargs), has_detections=has_detections)
+    sessions = sessions.order_by("id").values_list("id", flat=True)
     return sessions.iterator(chunk_size=2000)
+
+
+def sessions_by_results(
+    sessions: QuerySet[Session],
+    *,
+    has_detections: bool | None = None,
+    profile: str = "",
+    verdict: str = "",
+    detector: str = "",
+    detection_type: str = "",
+) -> QuerySet[Session]:
+    """Those of `sessions` with (or without) stored detections, and those
+    whose results match `verdict` (one of `VERDICTS`), `detector` and
+    `detection_type` (empty means any): the results of `profile`, or by
+    default each session's own scan profile (`Session.profile`; any profile
+    for a session that has none)."""
+    if has_detections is not None:
+        detected = Exists(Detection.objects.filter(session=OuterRef("pk")))
+        sessions = sessions.filter(detected if has_detections else ~detected)
+    if verdict:
+        sessions = sessions.filter(_verdict_filter(verdict, profile))
+    if detector or detection_type:
+        found = Detection.objects.all()
+        if detector:
+            found = found.filter(detector=detector)
+        if detection_type:
+            found = found.filter(type=detection_type)
+        sessions = sessions.filter(_of_profile(found, profile))
+    return sessions
+
+
+def sessions_with_verdicts(sessions: QuerySet[Session]) -> QuerySet[Session]:
+    """`sessions`, each with its verdicts (prefetched, by profile) and
+    `scanning` (a replay of it is queued or running)."""
+    return sessions.prefetch_related(
+        Prefetch("verdicts", queryset=SessionVerdict.objects.order_by("profile"))
+    ).annotate(
+        scanning=Exists(
+            ReplayRun.objects.filter(session=OuterRef("pk"), state__in=[ReplayState.QUEUED, ReplayState.RUNNING])
+        )
+    )
+
+
+def _of_profile(results: QuerySet, profile: str) -> Q:
+    """Sessions with a row of `results` (verdicts or detections) under
+    `profile`, or by default under their own scan profile (any profile for a
+    session that has none)."""
+    mine = results.filter(session=OuterRef("pk"))
+    if profile:
+        return Q(Exists(mine.filter(profile=profile)))
+    # One EXISTS, not two OR'd: the database can then join it as a semi-join.
+    return Q(Exists(mine.filter(Q(profile=OuterRef("profile")) | Exact(OuterRef("profile"), ""))))
+
+
+def _verdict_filter(verdict: str, profile: str) -> Q:
+    if verdict == "loop":
+        return _of_profile(SessionVerdict.objects.filter(looped=True), profile)
+    scanned = _of_profile(SessionVerdict.objects.all(), profile)
+    if verdict == "clean":
+        return scanned & ~_of_profile(SessionVerdict.objects.filter(looped=True), profile)
+    return ~scanned
 
 
 def existing_session_ids(project_id: int, session_ids: list[int]) -> set[int]:
@@ -161,7 +236,7 @@ def job_results(job: ReplayJob, limit: int = RESULT_ROWS) -> tuple[list[RunResul
             session_id__in=session_ids, profile__in=job.profiles
         ).values_list("session_id", "profile", "first_detection_id")
     }
-    truths = session_truths(session_ids)
+    truths = labelled_truths(session_ids)
     results = []
     for run in chosen:
         truth = truths.get(run.session_id)

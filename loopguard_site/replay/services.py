@@ -15,12 +15,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from functools import partial
 
-from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.cache import cache
 from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import Case, F, Max, Q, Value, When
 from django.db.models.functions import Coalesce, Greatest
@@ -31,6 +29,8 @@ from detector import Detection as Found
 from detector.config import Config
 from loopguard_site.accounts.models import Project
 from loopguard_site.accounts.services import default_project
+from loopguard_site.errors import FieldError
+from loopguard_site.jobs import job_requeue_claim, job_stale_cutoff
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.selectors import session_event_stream
 
@@ -54,14 +54,6 @@ DISPATCH_CHUNK = 500  # session tasks one dispatcher task enqueues
 # at most this often: a message costs about 25 ms, a short session's replay less.
 PROGRESS_INTERVAL_S = 0.5
 _progress_sent: dict[int, float] = {}  # job id -> when this process last sent its counters
-
-
-class ReplayRequestError(ValueError):
-    """A replay request that cannot be run; `field` names the culprit."""
-
-    def __init__(self, message: str, *, field: str):
-        super().__init__(message)
-        self.field = field
 
 
 class ReplayError(RuntimeError):
@@ -200,32 +192,43 @@ def _results_replace(
 ) -> None:
     Detection.objects.filter(session=session, profile=profile).delete()
     CheckpointEvaluation.objects.filter(session=session, profile=profile).delete()
+    SessionVerdict.objects.filter(session=session, profile=profile).delete()
+    if not found_store(session=session, profile=profile, run=run, found=found, checkpoints=checkpoints):
+        session_verdict_add(session=session, profile=profile, rows=[])  # a replay records a clean verdict too
+
+
+def found_store(
+    *,
+    session: Session,
+    profile: str,
+    run: ReplayRun | None,
+    found: list[tuple[int, Found]],
+    checkpoints: list[tuple[int, Checkpoint]],
+) -> list[Detection]:
+    """The one writer of what the detectors found, for replay and live ingest
+    alike: each detection and checkpoint evaluation (with the seq of the event
+    that fired it) as a row of the session × profile, the detections counted
+    on its verdict. The detection rows stored, in firing order."""
     rows = Detection.objects.bulk_create(
         [Detection(session=session, profile=profile, run=run, event_seq=seq, **asdict(d)) for seq, d in found],
         batch_size=ROW_BATCH,
     )
-    SessionVerdict.objects.filter(session=session, profile=profile).delete()
-    session_verdict_add(session=session, profile=profile, rows=rows)
+    if rows:
+        session_verdict_add(session=session, profile=profile, rows=rows)
     CheckpointEvaluation.objects.bulk_create(
         (
-            CheckpointEvaluation(
-                session=session,
-                profile=profile,
-                run=run,
-                event_seq=seq,
-                detector=c.detector,
-                channel=c.channel,
-                checkpoint=c.checkpoint,
-                start=c.start,
-                end=c.end,
-                check_name=c.check,
-                result=c.result,
-                turn=c.turn,
-            )
+            CheckpointEvaluation(session=session, profile=profile, run=run, event_seq=seq, **_checkpoint_fields(c))
             for seq, c in checkpoints
         ),
         batch_size=ROW_BATCH,
     )
+    return rows
+
+
+def _checkpoint_fields(checkpoint: Checkpoint) -> dict:
+    fields = asdict(checkpoint)
+    fields["check_name"] = fields.pop("check")  # renamed in the model: Model.check() is Django's
+    return fields
 
 
 def session_verdict_add(*, session: Session, profile: str, rows: list[Detection]) -> None:
@@ -406,18 +409,18 @@ def replay_targets(
 ) -> tuple[list[int], list[str], dict]:
     """What a replay request in the project picks, checked: the session ids
     (of the project's sessions only), the profile names (duplicates dropped) and the selection as a job records it; a
-    `ReplayRequestError` naming the field otherwise."""
+    `FieldError` naming the field otherwise."""
     profiles = _checked_profiles(project_id, profiles)
     if all_sessions == (session_ids is not None):
-        raise ReplayRequestError('give either "sessions": [ids] or "all": true', field="sessions")
+        raise FieldError('give either "sessions": [ids] or "all": true', field="sessions")
     if all_sessions:
         session_filter = _checked_filter({} if session_filter is None else session_filter)
         chosen = list(session_ids_matching(project_id, session_filter))
         if not chosen:
-            raise ReplayRequestError("no session matches the filter", field="filter")
+            raise FieldError("no session matches the filter", field="filter")
         return chosen, profiles, {"all": True, "filter": session_filter}
     if session_filter is not None:
-        raise ReplayRequestError('a filter applies to "all": true only', field="filter")
+        raise FieldError('a filter applies to "all": true only', field="filter")
     chosen = _checked_session_ids(project_id, session_ids)
     return chosen, profiles, {"sessions": chosen}
 
@@ -430,25 +433,25 @@ def _dispatch(job_id: int, after_session_id: int = 0, queue: str | None = None) 
 
 def _checked_profiles(project_id: int, profiles: object) -> list[str]:
     if not isinstance(profiles, list) or not profiles or not all(isinstance(p, str) for p in profiles):
-        raise ReplayRequestError('"profiles" must be a non-empty list of profile names', field="profiles")
+        raise FieldError('"profiles" must be a non-empty list of profile names', field="profiles")
     known = profile_names(project_id)
     unknown = [p for p in profiles if p not in known]
     if unknown:
-        raise ReplayRequestError(f"unknown profile {unknown[0]!r} (known: {', '.join(known)})", field="profiles")
+        raise FieldError(f"unknown profile {unknown[0]!r} (known: {', '.join(known)})", field="profiles")
     return list(dict.fromkeys(profiles))
 
 
 def _checked_filter(session_filter: object) -> dict:
     if not isinstance(session_filter, dict):
-        raise ReplayRequestError('"filter" must be an object', field="filter")
+        raise FieldError('"filter" must be an object', field="filter")
     for key, value in session_filter.items():
         if key not in SESSION_FILTER_KEYS:
             known = ", ".join(SESSION_FILTER_KEYS)
-            raise ReplayRequestError(f"unknown filter key {key!r} (known: {known})", field=f"filter.{key}")
+            raise FieldError(f"unknown filter key {key!r} (known: {known})", field=f"filter.{key}")
         expected = bool if key == "has_detections" else str
         if not isinstance(value, expected) and value is not None:
             kind = "true or false" if expected is bool else "a string"
-            raise ReplayRequestError(f"filter.{key} must be {kind}", field=f"filter.{key}")
+            raise FieldError(f"filter.{key} must be {kind}", field=f"filter.{key}")
     return {key: value for key, value in session_filter.items() if value not in (None, "")}
 
 
@@ -458,11 +461,11 @@ def _checked_session_ids(project_id: int, session_ids: object) -> list[int]:
         or not session_ids
         or not all(isinstance(i, int) and not isinstance(i, bool) for i in session_ids)
     ):
-        raise ReplayRequestError('"sessions" must be a non-empty list of session ids', field="sessions")
+        raise FieldError('"sessions" must be a non-empty list of session ids', field="sessions")
     chosen = list(dict.fromkeys(session_ids))
     missing = sorted(set(chosen) - existing_session_ids(project_id, chosen))
     if missing:  # another project's session is no session of this one
-        raise ReplayRequestError(f"no session with id {missing[0]}", field="sessions")
+        raise FieldError(f"no session with id {missing[0]}", field="sessions")
     return chosen
 
 
@@ -489,9 +492,9 @@ def replay_jobs_requeue_stale(*, now: datetime) -> list[int]:
     since before then go back to `queued` (their claim dropped), and the
     job's queued runs are dispatched again. Nothing is doubled: a run is
     claimed once, its results replace the pair's, and it is counted once.
-    A job is re-queued at most once per stale period, whatever the number of
-    lab processes sweeping (a cache key taken with `add`). The ids re-queued."""
-    cutoff = now - timedelta(seconds=settings.LOOPGUARD_JOB_STALE_SECONDS)
+    A job is re-queued at most once per stale period (`job_requeue_claim`).
+    The ids re-queued."""
+    cutoff = job_stale_cutoff(now)
     stale = (
         ReplayJob.objects.filter(state__in=(ReplayJob.State.QUEUED, ReplayJob.State.RUNNING))
         .annotate(
@@ -506,7 +509,7 @@ def replay_jobs_requeue_stale(*, now: datetime) -> list[int]:
     )
     requeued = []
     for job_id, created in stale:
-        if not cache.add(f"lg:replay-requeued:{job_id}:{created.timestamp()}", 1, settings.LOOPGUARD_JOB_STALE_SECONDS):
+        if not job_requeue_claim("replay", job_id, created):
             continue  # another process (or an earlier sweep) did it
         with transaction.atomic():
             ReplayRun.objects.filter(job_id=job_id, state=ReplayRun.State.RUNNING, started__lt=cutoff).update(

@@ -4,27 +4,25 @@ profile comparison."""
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
 from loopguard_site.accounts.access import (
-    ProjectChoiceError,
     project_for,
     projects_with_role,
-    sessions_visible_to,
 )
 from loopguard_site.accounts.models import Role
-from loopguard_site.transcripts.selectors import session_list
+from loopguard_site.errors import FieldError, form_error_add
+from loopguard_site.transcripts.selectors import sessions_matching, sessions_visible_to
 
 from .compare import compare_profiles
 from .forms import CompareForm, ReplayForm
 from .messages import job_progress
 from .models import ReplayJob
 from .selectors import job_results, jobs_visible_to, profile_names_of, replay_job_for
-from .services import ReplayRequestError, replay_job_create
+from .services import replay_job_create
 
 JOBS_PAGE_SIZE = 50
 FORM_SESSIONS = 200  # newest sessions offered as tick boxes; older ones through "all" and a filter
@@ -34,7 +32,7 @@ FORM_SESSIONS = 200  # newest sessions offered as tick boxes; older ones through
 @require_http_methods(["GET", "POST"])
 def replay_new(request: HttpRequest) -> HttpResponse:
     projects = projects_with_role(request.user, Role.REVIEWER)
-    sessions = session_list(among=sessions_visible_to(request.user).filter(project__in=projects))
+    sessions = sessions_matching(among=sessions_visible_to(request.user).filter(project__in=projects))
     form = ReplayForm(
         request.POST or None,
         projects=projects,
@@ -55,12 +53,8 @@ def replay_new(request: HttpRequest) -> HttpResponse:
                 all_sessions=everything,
                 session_filter={key: data[key] for key in ("model", "format", "tag")} if everything else None,
             )
-        except ProjectChoiceError as exc:
-            if exc.status == 403:
-                raise PermissionDenied(str(exc)) from exc
-            form.add_error("project", str(exc))
-        except ReplayRequestError as exc:
-            form.add_error(exc.field if exc.field in form.fields else None, str(exc))
+        except FieldError as exc:
+            form_error_add(form, exc)
         else:
             return redirect("replay:job_detail", job_id=job.pk)
     return render(request, "replay/replay_new.html", {"form": form})

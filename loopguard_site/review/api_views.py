@@ -6,12 +6,13 @@ from django.http import HttpRequest, JsonResponse
 
 from loopguard_site.accounts.access import object_for
 from loopguard_site.accounts.models import Role
-from loopguard_site.api import ApiError, api_view, json_body
+from loopguard_site.api import api_view, json_body
+from loopguard_site.errors import FieldError
 from loopguard_site.replay.models import Detection
 from loopguard_site.transcripts.selectors import session_for
 
 from .selectors import label_to_dict
-from .services import LabelError, adjudication_set, label_detection_set, label_session_set
+from .services import adjudication_set, label_detection_set, label_session_set
 
 
 @api_view(("POST",))
@@ -25,12 +26,9 @@ def detection_label_create(request: HttpRequest, detection_id: int) -> JsonRespo
         project_field="session__project",
     )
     body = json_body(request)
-    try:
-        label = label_detection_set(
-            detection=detection, reviewer=request.user, label=body.get("label"), note=body.get("note", "")
-        )
-    except LabelError as exc:
-        raise ApiError(str(exc), field=exc.field) from exc
+    label = label_detection_set(
+        detection=detection, reviewer=request.user, label=body.get("label"), note=body.get("note", "")
+    )
     return JsonResponse(label_to_dict(label), status=201)
 
 
@@ -38,18 +36,15 @@ def detection_label_create(request: HttpRequest, detection_id: int) -> JsonRespo
 def session_label_create(request: HttpRequest, session_id: int) -> JsonResponse:
     session = session_for(request.user, session_id, Role.REVIEWER)
     body = json_body(request)
-    try:
-        label = label_session_set(
-            session=session,
-            reviewer=request.user,
-            label=body.get("label"),
-            channel=body.get("channel"),
-            start=body.get("start"),
-            end=body.get("end"),
-            note=body.get("note", ""),
-        )
-    except LabelError as exc:
-        raise ApiError(str(exc), field=exc.field) from exc
+    label = label_session_set(
+        session=session,
+        reviewer=request.user,
+        label=body.get("label"),
+        channel=body.get("channel"),
+        start=body.get("start"),
+        end=body.get("end"),
+        note=body.get("note", ""),
+    )
     return JsonResponse(label_to_dict(label), status=201)
 
 
@@ -58,12 +53,9 @@ def adjudication_create(request: HttpRequest) -> JsonResponse:
     body = json_body(request)
     session_id = body.get("session")
     if isinstance(session_id, bool) or not isinstance(session_id, int):
-        raise ApiError('"session" must be an id', field="session")
+        raise FieldError('"session" must be an id', field="session")
     session = session_for(request.user, session_id, Role.ADMIN)
-    try:
-        adjudication = adjudication_set(
-            session=session, item=body.get("item"), label=body.get("label"), adjudicator=request.user
-        )
-    except LabelError as exc:
-        raise ApiError(str(exc), field=exc.field) from exc
+    adjudication = adjudication_set(
+        session=session, item=body.get("item"), label=body.get("label"), adjudicator=request.user
+    )
     return JsonResponse({"session": session.pk, "item": adjudication.item, "label": adjudication.label}, status=201)

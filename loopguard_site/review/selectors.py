@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Exists, OuterRef, QuerySet, Sum
+from django.db.models import Exists, OuterRef, Q, QuerySet, Sum
 from django.db.models.fields.json import KT
 from django.db.models.functions import Length
 
@@ -19,6 +19,8 @@ from loopguard_site.transcripts.models import Event, Session
 from .agreement import group_kappa
 from .models import Adjudication, Label, LabelKind
 from .truth import MISSED_LOOP, SESSION_ITEM, TRUE_LOOP, ItemLabels, SessionTruth, session_truth
+
+LABEL_FILTERS = ("unlabelled", "labelled", *LabelKind.values)  # the session list's `label` filter
 
 CONTEXT_CHARS = 300  # text shown before and after a detection's span
 SPAN_CHARS = 2000  # of the span itself; a longer one is cut in the middle
@@ -78,7 +80,7 @@ class QueueFilter:
 
 def review_detections(among: QuerySet[Session], queue: QueueFilter) -> QuerySet[Detection]:
     """The stored detections of the sessions of `among` (a user's:
-    accounts.access.sessions_visible_to) the queue's filter picks, oldest first."""
+    transcripts.selectors.sessions_visible_to) the queue's filter picks, oldest first."""
     detections = Detection.objects.select_related("session").filter(session__in=among)
     if queue.model:
         detections = detections.filter(session__model=queue.model)
@@ -234,11 +236,6 @@ def labelled_session_items(
     return truths
 
 
-def session_truth_labels(session_ids: Iterable[int]) -> dict[int, str]:
-    """`loop` or `normal` per labelled session, as replay/metrics.py reads labels."""
-    return {session_id: truth.label for session_id, truth in session_truths(session_ids).items()}
-
-
 def _group_name(label: Label) -> str:
     return label.detector or SESSION_ITEM
 
@@ -314,3 +311,24 @@ def label_to_dict(label: Label) -> dict:
     elif label.label == LabelKind.MISSED_LOOP:
         data.update(channel=label.channel, start=label.start, end=label.end)
     return data
+
+
+def sessions_by_label(sessions: QuerySet[Session], label: str) -> QuerySet[Session]:
+    """Those of `sessions` whose reviewers' labels (of the session or its
+    detections) match `label`, one of `LABEL_FILTERS` (empty means any)."""
+    if not label:
+        return sessions
+    labels = Label.objects.filter(session=OuterRef("pk"))
+    if label == "unlabelled":
+        return sessions.filter(~Q(Exists(labels)))
+    if label == "labelled":
+        return sessions.filter(Exists(labels))
+    return sessions.filter(Exists(labels.filter(label=label)))
+
+
+def sessions_with_label_kinds(sessions: QuerySet[Session]) -> QuerySet[Session]:
+    """`sessions`, each with `labelled_<kind>` for every `LabelKind`: a
+    reviewer gave it or one of its detections that label."""
+    return sessions.annotate(
+        **{f"labelled_{kind}": Exists(Label.objects.filter(session=OuterRef("pk"), label=kind)) for kind in LabelKind}
+    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser
 
+from loopguard_site.errors import FieldError
 from loopguard_site.replay.models import Detection
 from loopguard_site.transcripts.models import Session
 
@@ -14,25 +15,17 @@ from .truth import DETECTION_LABELS, MISSED_LOOP, SESSION_ITEM, SESSION_LABELS
 SPAN_CHANNELS = ("reasoning", "content", "tools")
 
 
-class LabelError(ValueError):
-    """A label that cannot be stored; `field` names the culprit."""
-
-    def __init__(self, message: str, *, field: str | None = None):
-        super().__init__(message)
-        self.field = field
-
-
 def _checked_note(note: object) -> str:
     if note is None:
         return ""
     if not isinstance(note, str):
-        raise LabelError('"note" must be a string', field="note")
+        raise FieldError('"note" must be a string', field="note")
     return note
 
 
 def _checked_label(label: object, allowed: tuple[str, ...]) -> str:
     if label not in allowed:
-        raise LabelError(f'"label" must be one of {", ".join(allowed)}, not {label!r}', field="label")
+        raise FieldError(f'"label" must be one of {", ".join(allowed)}, not {label!r}', field="label")
     return label
 
 
@@ -58,7 +51,7 @@ def label_detection_set(*, detection: Detection, reviewer: AbstractBaseUser, lab
 
 def _checked_offset(value: object, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise LabelError(f'"{name}" must be a whole number', field=name)
+        raise FieldError(f'"{name}" must be a whole number', field=name)
     return value
 
 
@@ -78,13 +71,13 @@ def label_session_set(
     values: dict = {"label": label, "note": _checked_note(note), "channel": "", "start": None, "end": None}
     if label == MISSED_LOOP:
         if channel not in SPAN_CHANNELS:
-            raise LabelError(f'"channel" must be one of {", ".join(SPAN_CHANNELS)}, not {channel!r}', field="channel")
+            raise FieldError(f'"channel" must be one of {", ".join(SPAN_CHANNELS)}, not {channel!r}', field="channel")
         start, end = _checked_offset(start, "start"), _checked_offset(end, "end")
         length = channel_length(session.pk, channel)
         if not 0 <= start < end:
-            raise LabelError('"start" must be at least 0 and below "end"', field="start")
+            raise FieldError('"start" must be at least 0 and below "end"', field="start")
         if end > length:
-            raise LabelError(f'"end" {end} is past the end of the {channel} channel ({length})', field="end")
+            raise FieldError(f'"end" {end} is past the end of the {channel} channel ({length})', field="end")
         values.update(channel=channel, start=start, end=end)
     stored, _ = Label.objects.update_or_create(session=session, item=SESSION_ITEM, reviewer=reviewer, defaults=values)
     return stored
@@ -94,7 +87,7 @@ def adjudication_set(*, session: Session, item: str, label: object, adjudicator:
     """An admin's final label for a labelled item (that the adjudicator is an
     admin of the session's project, the caller asks accounts.access)."""
     if not Label.objects.filter(session=session, item=item).exists():
-        raise LabelError(f"session {session.pk} has no labelled item {item!r}", field="item")
+        raise FieldError(f"session {session.pk} has no labelled item {item!r}", field="item")
     allowed = SESSION_LABELS if item == SESSION_ITEM else DETECTION_LABELS
     stored, _ = Adjudication.objects.update_or_create(
         session=session, item=item, defaults={"label": _checked_label(label, allowed), "adjudicator": adjudicator}

@@ -10,10 +10,11 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from loopguard_site.accounts.access import object_for, projects_with_role, sessions_visible_to
+from loopguard_site.accounts.access import object_for, projects_with_role
 from loopguard_site.accounts.models import Role
+from loopguard_site.errors import FieldError, page_error
 from loopguard_site.replay.models import Detection
-from loopguard_site.transcripts.selectors import session_for
+from loopguard_site.transcripts.selectors import session_for, sessions_visible_to
 
 from .selectors import (
     QueueFilter,
@@ -25,7 +26,7 @@ from .selectors import (
     queue_next,
     reviewer_progress,
 )
-from .services import LabelError, adjudication_set
+from .services import adjudication_set
 
 
 def _int_or_zero(raw: str | None) -> int:
@@ -88,6 +89,6 @@ def adjudicate(request: HttpRequest) -> HttpResponse:
             label=request.POST.get("label"),
             adjudicator=request.user,
         )
-    except LabelError as exc:
-        return HttpResponse(str(exc), status=400)
+    except FieldError as exc:
+        return HttpResponse(page_error(exc), status=exc.status)
     return redirect("review:agreement")

@@ -10,7 +10,7 @@ register = template.Library()
 # (label, URL name, the URL names or namespaces whose pages belong to it)
 SECTIONS = (
     ("Overview", "overview:overview", {"overview"}),
-    ("Sessions", "transcripts:session_list", {"transcripts:session_list", "timeline"}),
+    ("Sessions", "timeline:session_list", {"timeline"}),
     ("Live", "live:dashboard", {"live"}),
     ("Review", "review:queue", {"review"}),
     ("Replays", "replay:job_list", {"replay"}),

@@ -1,4 +1,5 @@
-"""The session page, and the windows of text or tool calls it loads on demand."""
+"""The session list, the session page, and the windows of text or tool calls
+it loads on demand."""
 
 from __future__ import annotations
 
@@ -11,15 +12,75 @@ from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET
 
 from detector import TEXT_CHANNELS
-from loopguard_site.review.selectors import detection_item_of, reviewer_labels
+from detector.registry import DETECTORS
+from loopguard_site.accounts.access import projects_with_role
+from loopguard_site.accounts.models import Role
+from loopguard_site.errors import FieldError, page_error
+from loopguard_site.replay.selectors import VERDICTS, profile_names_of
+from loopguard_site.review.selectors import LABEL_FILTERS, detection_item_of, reviewer_labels
 from loopguard_site.review.truth import SESSION_ITEM
-from loopguard_site.transcripts.selectors import session_for
+from loopguard_site.transcripts.models import Session
+from loopguard_site.transcripts.selectors import (
+    DEFAULT_SORT,
+    session_filter_options,
+    session_for,
+    sessions_visible_to,
+    sort_choices,
+)
 
 from .charts import AXES, clickable_detections, timeline_figure
 from .conversation import CONTEXT_ITEMS, PAGE_ITEMS, ItemIndex, item_views
+from .filters import page_cursors, session_filters
 from .page import detection_targets, session_page_parts
 from .panels import text_window, tool_window
-from .selectors import session_checkpoint_rows, session_detection_rows, session_profiles, session_streams
+from .selectors import (
+    END,
+    PAGE_SIZE,
+    session_checkpoint_rows,
+    session_detection_rows,
+    session_page,
+    session_profiles,
+    session_row,
+    session_streams,
+)
+from .selectors import session_list as select_sessions
+
+
+@login_required
+@require_GET
+def session_list(request: HttpRequest) -> HttpResponse:
+    error = None
+    try:
+        filters = session_filters(request.GET)
+        cursors = page_cursors(request.GET, filters["sort"])
+    except FieldError as exc:
+        error = page_error(exc)
+        filters, cursors = session_filters({}), {}
+    visible = sessions_visible_to(request.user)
+    sessions = select_sessions(among=visible, **filters)
+    page = session_page(sessions, sort=filters["sort"], size=PAGE_SIZE, **cursors)
+    query = request.GET.copy()
+    for name in ("after", "before"):
+        query.pop(name, None)
+    projects = projects_with_role(request.user, Role.VIEWER)
+    context = {
+        "page": page,
+        "rows": [session_row(session, filters["profile"]) for session in page.sessions],
+        "last_page": END,
+        "filters": filters,
+        "filter_error": error,
+        "options": session_filter_options(visible),
+        "projects": projects,
+        "profiles": profile_names_of(p.pk for p in projects),
+        "detectors": sorted(DETECTORS),
+        "verdicts": VERDICTS,
+        "label_filters": LABEL_FILTERS,
+        "states": Session.State.values,
+        "sorts": sort_choices(),
+        "default_sort": DEFAULT_SORT,
+        "query": query.urlencode(),  # the filters, for the pager's links
+    }
+    return render(request, "timeline/session_list.html", context)
 
 
 @login_required

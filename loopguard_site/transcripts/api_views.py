@@ -8,15 +8,14 @@ from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.utils.http import content_disposition_header
 
 from detector.importers import FORMATS
-from loopguard_site.accounts.access import project_for, sessions_visible_to
+from loopguard_site.accounts.access import project_for
 from loopguard_site.accounts.models import Role
-from loopguard_site.api import ApiError, api_view, int_param
-from loopguard_site.replay.models import SessionVerdict
+from loopguard_site.api import api_view, int_param
+from loopguard_site.errors import FieldError
 
-from .filters import FilterError, page_cursor, session_filters
 from .models import RawUpload, Session
 from .raw_uploads import raw_upload_read
-from .selectors import session_events, session_for, session_list, session_page
+from .selectors import session_events, session_for
 from .services import (
     ImportOutcome,
     Upload,
@@ -26,7 +25,6 @@ from .services import (
     upload_size_error,
 )
 
-PAGE_SIZE = 50
 FORMAT_PARAMETER = "the format parameter (a form field or ?format=)"
 EVENTS_LIMIT = 1000  # default page of events
 EVENTS_LIMIT_MAX = 10_000
@@ -45,61 +43,6 @@ def session_summary(session: Session) -> dict:
     }
 
 
-def session_detail_dict(session: Session) -> dict:
-    """A session as `GET /api/sessions[/<id>]` answers it: with `profile`
-    (the one it is scanned with) and the verdict of each profile it was
-    scanned or replayed with, by profile name."""
-    return {
-        **session_summary(session),
-        "state": session.state,
-        "created": session.created.isoformat(),
-        "parser_version": session.parser_version,
-        "tags": session.tag_names(),
-        "profile": session.profile,
-        "verdicts": [verdict_dict(v) for v in sorted(session.verdicts.all(), key=lambda v: v.profile)],
-    }
-
-
-def verdict_dict(verdict: SessionVerdict) -> dict:
-    first = None
-    if verdict.looped:
-        first = {
-            "id": verdict.first_detection_id,
-            "detector": verdict.first_detection_detector,
-            "type": verdict.first_detection_type,
-            "channel": verdict.first_detection_channel,
-            "start": verdict.first_detection_start,
-            "at": verdict.first_detection_at,
-        }
-    return {
-        "profile": verdict.profile,
-        "verdict": "loop" if verdict.looped else "clean",
-        "detections": verdict.detection_count,
-        "first_detection": first,
-    }
-
-
-@api_view(methods=("GET", "POST"))
-def sessions(request: HttpRequest) -> HttpResponse:
-    return sessions_create(request) if request.method == "POST" else sessions_list(request)
-
-
-def sessions_list(request: HttpRequest) -> JsonResponse:
-    try:
-        filters = session_filters(request.GET)
-        after = page_cursor(request.GET, "after", filters["sort"])
-    except FilterError as exc:
-        raise ApiError(str(exc), field=exc.field) from exc
-    sessions = session_list(among=sessions_visible_to(request.user), **filters)
-    page = session_page(sessions, sort=filters["sort"], size=PAGE_SIZE, after=after, total=False)
-    next_url = None
-    if page.next is not None:
-        query = request.GET.copy()
-        query["after"] = page.next.token()
-        next_url = request.build_absolute_uri(f"{request.path}?{query.urlencode()}")
-    return JsonResponse({"results": [session_detail_dict(s) for s in page.sessions], "next": next_url})
-
-
 def _upload_options(request: HttpRequest, form: QueryDict) -> dict:
     """project, format, title and tags, from the multipart `form` fields or the query
     string. (A raw body is never parsed as a form: curl sends one as
@@ -110,11 +53,8 @@ def _upload_options(request: HttpRequest, form: QueryDict) -> dict:
 
     fmt = value("format") or "auto"
     if fmt not in ("auto", *FORMATS):
-        raise ApiError(f"format must be auto or one of {', '.join(FORMATS)}, not {fmt!r}", field="format")
-    try:
-        tags = clean_tags([*form.getlist("tag"), *request.GET.getlist("tag")])
-    except ValueError as exc:
-        raise ApiError(str(exc), field="tag") from exc
+        raise FieldError(f"format must be auto or one of {', '.join(FORMATS)}, not {fmt!r}", field="format")
+    tags = clean_tags([*form.getlist("tag"), *request.GET.getlist("tag")])
     project = project_for(request.user, value("project"), Role.REVIEWER)
     return {"project": project, "fmt": fmt, "title": value("title"), "tags": tags}
 
@@ -130,12 +70,13 @@ def _raw_body_outcomes(request: HttpRequest, options: dict) -> list[ImportOutcom
 
 
 def sessions_create(request: HttpRequest) -> JsonResponse:
+    """`POST /api/sessions` (its URL is the session list's, timeline.api_views.sessions)."""
     if request.GET.get("live", "").lower() in _TRUE:
         return _live_create(request)
     if request.content_type == "multipart/form-data":
         files = request.FILES.getlist("file")
         if not files:
-            raise ApiError("no file: send one or more multipart fields named 'file'", field="file")
+            raise FieldError("no file: send one or more multipart fields named 'file'", field="file")
         options = _upload_options(request, request.POST)
         uploads = [Upload(f.name, f.size, f.read) for f in files]
         outcomes = sessions_import_upload(uploads, uploader=request.user, **options)
@@ -151,10 +92,7 @@ def sessions_create(request: HttpRequest) -> JsonResponse:
 
 
 def _live_create(request: HttpRequest) -> JsonResponse:
-    try:
-        tags = clean_tags(request.GET.getlist("tag"))
-    except ValueError as exc:
-        raise ApiError(str(exc), field="tag") from exc
+    tags = clean_tags(request.GET.getlist("tag"))
     session = session_create_live(
         model=request.GET.get("model", "").strip(),
         title=request.GET.get("title", "").strip(),
@@ -163,11 +101,6 @@ def _live_create(request: HttpRequest) -> JsonResponse:
         tags=tags,
     )
     return JsonResponse({"sessions": [session_summary(session)], "errors": []}, status=201)
-
-
-@api_view()
-def session_detail(request: HttpRequest, pk: int) -> JsonResponse:
-    return JsonResponse(session_detail_dict(session_for(request.user, pk)))
 
 
 @api_view()
@@ -185,7 +118,7 @@ def session_raw(request: HttpRequest, pk: int) -> HttpResponse:
     session_for(request.user, pk)
     raw = RawUpload.objects.filter(session_id=pk).first()
     if raw is None:
-        raise ApiError(f"session {pk} has no raw upload (a live session)", status=404)
+        raise FieldError(f"session {pk} has no raw upload (a live session)", status=404)
     return HttpResponse(
         raw_upload_read(raw),
         content_type="application/octet-stream",

@@ -1,19 +1,16 @@
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
 from datetime import date, datetime, time, timedelta
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet, TextField
+from django.db.models import Exists, OuterRef, Q, QuerySet, TextField
 from django.db.models.functions import Cast
-from django.db.models.lookups import Exact
 from django.utils import timezone
 
-from loopguard_site.accounts.access import object_for
+from detector.config import Config, builtin_config
+from loopguard_site.accounts.access import in_visible_projects, object_for
 from loopguard_site.accounts.models import Role
-from loopguard_site.replay.models import Detection, ReplayRun, ReplayState, SessionVerdict
-from loopguard_site.review.models import Label, LabelKind
 
 from .event_rows import event_from_json
 from .models import Event, Session, Tag
@@ -21,9 +18,42 @@ from .models import Event, Session, Tag
 # sort key (as `?sort=` takes it; prefix `-` for descending) -> model field
 SESSION_SORTS = {"created": "created", "title": "title", "model": "model", "events": "event_count"}
 DEFAULT_SORT = "-created"
-VERDICTS = ("loop", "clean", "unscanned")
-LABEL_FILTERS = ("unlabelled", "labelled", *LabelKind.values)
 OPEN_STATES = (Session.State.LIVE, Session.State.LOOPING, Session.State.STALLED)  # `live=1`
+
+
+# The stored profiles live in the profiles app, layers above (it tunes them
+# on reviewers' labels of replays), so it hands its reader in when the apps
+# load (`ProfilesConfig.ready`).
+_stored_profiles: Callable[[int], Config] | None = None
+
+
+def stored_profiles_reader_set(reader: Callable[[int], Config]) -> None:
+    """`reader(project_id)`: the built-in profiles and the latest version of
+    every profile stored in the project."""
+    global _stored_profiles
+    _stored_profiles = reader
+
+
+def project_profiles(project_id: int | None = None) -> Config:
+    """The profiles the project's sessions are scanned and replayed with:
+    the built-in ones and the latest version of every one stored in the
+    project (None: the built-in ones only, among which a live session's
+    profile is)."""
+    if not project_id or _stored_profiles is None:
+        return builtin_config()
+    return _stored_profiles(project_id)
+
+
+def scan_profile_name(project_id: int | None, model: str) -> str:
+    """The profile a session of the project with this model is scanned with
+    when it arrives: the first stored profile, then built-in one, whose model
+    globs match it (as a live session's is chosen), else `default`."""
+    return project_profiles(project_id).select(model=model).name
+
+
+def sessions_visible_to(user: AbstractBaseUser) -> QuerySet[Session]:
+    """The sessions of the projects the user reaches (accounts.access)."""
+    return in_visible_projects(Session.objects.all(), user)
 
 
 def sort_choices() -> list[str]:
@@ -31,7 +61,7 @@ def sort_choices() -> list[str]:
     return [f"{sign}{key}" for key in SESSION_SORTS for sign in ("-", "")]
 
 
-def session_list(
+def sessions_matching(
     *,
     among: QuerySet[Session] | None = None,
     project: int | None = None,
@@ -39,28 +69,18 @@ def session_list(
     source_format: str = "",
     tag: str = "",
     state: str = "",
-    has_detections: bool | None = None,
     q: str = "",
-    sort: str = DEFAULT_SORT,
-    profile: str = "",
-    verdict: str = "",
-    detector: str = "",
-    detection_type: str = "",
-    label: str = "",
     created: date | None = None,
     live: bool = False,
+    sort: str = DEFAULT_SORT,
 ) -> QuerySet[Session]:
-    """Sessions of `among` (a user's: accounts.access.sessions_visible_to;
-    None: every session) matching every filter given (empty means any),
-    sorted by `sort` (a `sort_choices()` value; ties broken by id, same
-    direction). `q` searches title, model and tag names, case-insensitively.
-
-    `verdict` (one of `VERDICTS`), `detector` and `detection_type` read the
-    results of `profile`, or by default each session's own scan profile
-    (`Session.profile`; any profile for a session that has none). `label`
-    (one of `LABEL_FILTERS`) reads reviewers' labels of the session and its
-    detections; `created` is a UTC day; `live` keeps the open live sessions.
-    Pages of it: `session_page`, which reads each row's verdicts and labels."""
+    """Sessions of `among` (a user's: `sessions_visible_to`; None: every
+    session) matching every filter of their own fields given (empty means
+    any), sorted by `sort` (a `sort_choices()` value; ties broken by id, same
+    direction). `q` searches title, model and tag names, case-insensitively;
+    `created` is a UTC day; `live` keeps the open live sessions. Filters by
+    scan results and labels belong to the layers above
+    (`timeline.selectors.session_list` composes them)."""
     sessions = Session.objects.all() if among is None else among
     if project is not None:
         sessions = sessions.filter(project_id=project)
@@ -72,23 +92,9 @@ def session_list(
         sessions = sessions.filter(state=state)
     if tag:
         sessions = sessions.filter(Exists(Tag.objects.filter(sessions=OuterRef("pk"), name=tag)))
-    if has_detections is not None:
-        detected = Exists(Detection.objects.filter(session=OuterRef("pk")))
-        sessions = sessions.filter(detected if has_detections else ~detected)
     if q:
         tagged = Exists(Tag.objects.filter(sessions=OuterRef("pk"), name__icontains=q))
         sessions = sessions.filter(Q(title__icontains=q) | Q(model__icontains=q) | tagged)
-    if verdict:
-        sessions = sessions.filter(_verdict_filter(verdict, profile))
-    if detector or detection_type:
-        found = Detection.objects.all()
-        if detector:
-            found = found.filter(detector=detector)
-        if detection_type:
-            found = found.filter(type=detection_type)
-        sessions = sessions.filter(_of_profile(found, profile))
-    if label:
-        sessions = sessions.filter(_label_filter(label))
     if created is not None:
         day = datetime.combine(created, time.min, tzinfo=timezone.get_fixed_timezone(0))
         sessions = sessions.filter(created__gte=day, created__lt=day + timedelta(days=1))
@@ -99,165 +105,10 @@ def session_list(
     return sessions.order_by(f"{sign}{field}", f"{sign}id")
 
 
-@dataclass(frozen=True)
-class Cursor:
-    """A place in a sorted session list: the sort key's value and the id
-    of the row a page ends at (`after=`) or starts at (`before=`)."""
-
-    value: str | int | datetime
-    id: int
-
-    def token(self) -> str:
-        """As links carry it: `value,id` (the value's own commas stay: the
-        id is after the last one)."""
-        value = self.value.isoformat() if isinstance(self.value, datetime) else self.value
-        return f"{value},{self.id}"
-
-
-END = "end"  # `before=end`: the last page
-
-
-def cursor_from_token(token: str, sort: str) -> Cursor:
-    """The cursor a link's `value,id` names for `sort`; ValueError if it is
-    not one."""
-    value, comma, pk = token.rpartition(",")
-    if not comma or not pk.isdigit():
-        raise ValueError("not value,id")
-    field = SESSION_SORTS[sort.removeprefix("-")]
-    if field == "created":
-        moment = datetime.fromisoformat(value)
-        if moment.tzinfo is None:
-            raise ValueError("a time without its UTC offset")
-        return Cursor(moment, int(pk))
-    if field == "event_count":
-        if not value.isdigit():
-            raise ValueError("an event count is a whole number")
-        return Cursor(int(value), int(pk))
-    return Cursor(value, int(pk))
-
-
-# Sessions a list counts at most: counting every match of a filter reads
-# them all (hundreds of ms at 100,000 sessions); beyond, the page says "more than 1,000".
-COUNT_LIMIT = 1_000
-
-
-@dataclass(frozen=True)
-class SessionPage:
-    """One page of a session list: its sessions (verdicts, tags and label
-    kinds read for them alone), the cursors of the pages before and after it
-    (None at either end) and how many sessions the whole list has, counted
-    up to `COUNT_LIMIT` (`total_capped`: there are more)."""
-
-    sessions: list[Session]
-    previous: Cursor | None
-    next: Cursor | None
-    total: int
-    total_capped: bool = False
-
-
-def session_page(
-    sessions: QuerySet[Session],
-    *,
-    sort: str = DEFAULT_SORT,
-    size: int,
-    after: Cursor | None = None,
-    before: Cursor | str | None = None,
-    total: bool = True,
-) -> SessionPage:
-    """The `size` sessions of `sessions` (a `session_list`, sorted by
-    `sort`) that follow `after`, or precede `before` (`END`: the last page),
-    or the first ones. Keyset pagination: the page's ids are read by walking
-    the sort's (value, id) order from the cursor, so a deep page costs what
-    the first one does (a short page back at the start is the first page);
-    only then are that page's rows read with their verdicts, tags, label
-    kinds and scan state. `total=False` leaves the count out (0)."""
-    descending = sort.startswith("-")
-    field = SESSION_SORTS[sort.removeprefix("-")]
-    backwards = before is not None
-    walk_descending = descending != backwards
-    keys = sessions.values_list(field, "id")
-    cursor = before if isinstance(before, Cursor) else after
-    if cursor is not None:
-        keys = keys.filter(_beyond(field, cursor, descending=walk_descending))
-    sign = "-" if walk_descending else ""
-    found = list(keys.order_by(f"{sign}{field}", f"{sign}id")[: size + 1])
-    more, found = len(found) > size, found[:size]
-    if backwards and not more and len(found) < size:  # back at the start: show the first page whole
-        return session_page(sessions, sort=sort, size=size, total=total)
-    if backwards:
-        found.reverse()
-    ends = (Cursor(*found[0]), Cursor(*found[-1])) if found else (None, None)
-    earlier = more if backwards else cursor is not None
-    later = isinstance(before, Cursor) if backwards else more
-    counted = sessions.order_by()[: COUNT_LIMIT + 1].count() if total else 0
-    return SessionPage(
-        sessions=_page_rows([pk for _, pk in found]),
-        previous=ends[0] if earlier else None,
-        next=ends[1] if later else None,
-        total=min(counted, COUNT_LIMIT),
-        total_capped=counted > COUNT_LIMIT,
-    )
-
-
-def _beyond(field: str, cursor: Cursor, *, descending: bool) -> Q:
-    """The rows after `cursor` in (field, id) order. The first, redundant
-    bound lets the database start its index scan at the cursor."""
-    way = "lt" if descending else "gt"
-    past = Q(**{f"{field}__{way}": cursor.value}) | Q(**{field: cursor.value, f"id__{way}": cursor.id})
-    return Q(**{f"{field}__{way}e": cursor.value}) & past
-
-
-def _page_rows(ids: list[int]) -> list[Session]:
-    """The sessions `ids`, in that order, each with its verdicts (by
-    profile), tags, `scanning` (a replay of it is queued or running) and its
-    label kinds (`labelled_*`)."""
-    if not ids:
-        return []
-    rows = (
-        Session.objects.filter(pk__in=ids)
-        .select_related("uploader", "project")
-        .prefetch_related("tags", Prefetch("verdicts", queryset=SessionVerdict.objects.order_by("profile")))
-        .annotate(
-            scanning=Exists(
-                ReplayRun.objects.filter(session=OuterRef("pk"), state__in=[ReplayState.QUEUED, ReplayState.RUNNING])
-            ),
-            **{
-                f"labelled_{kind}": Exists(Label.objects.filter(session=OuterRef("pk"), label=kind))
-                for kind in LabelKind
-            },
-        )
-    )
-    by_id = {session.pk: session for session in rows}
-    return [by_id[pk] for pk in ids]
-
-
-def _of_profile(results: QuerySet, profile: str) -> Q:
-    """Sessions with a row of `results` (verdicts or detections) under
-    `profile`, or by default under their own scan profile (any profile for a
-    session that has none)."""
-    mine = results.filter(session=OuterRef("pk"))
-    if profile:
-        return Q(Exists(mine.filter(profile=profile)))
-    # One EXISTS, not two OR'd: the database can then join it as a semi-join.
-    return Q(Exists(mine.filter(Q(profile=OuterRef("profile")) | Exact(OuterRef("profile"), ""))))
-
-
-def _verdict_filter(verdict: str, profile: str) -> Q:
-    if verdict == "loop":
-        return _of_profile(SessionVerdict.objects.filter(looped=True), profile)
-    scanned = _of_profile(SessionVerdict.objects.all(), profile)
-    if verdict == "clean":
-        return scanned & ~_of_profile(SessionVerdict.objects.filter(looped=True), profile)
-    return ~scanned
-
-
-def _label_filter(label: str) -> Q:
-    labels = Label.objects.filter(session=OuterRef("pk"))
-    if label == "unlabelled":
-        return ~Q(Exists(labels))
-    if label == "labelled":
-        return Q(Exists(labels))
-    return Q(Exists(labels.filter(label=label)))
+def sessions_with_ids(ids: list[int]) -> QuerySet[Session]:
+    """The sessions `ids` (in no order) with their uploader, project and tags:
+    the rows of one page of the session list, read once its ids are known."""
+    return Session.objects.filter(pk__in=ids).select_related("uploader", "project").prefetch_related("tags")
 
 
 def session_for(user: AbstractBaseUser, pk: int, role: str = Role.VIEWER) -> Session:
@@ -315,45 +166,3 @@ def session_filter_options(among: QuerySet[Session]) -> dict[str, list[str]]:
 
 def session_count() -> int:
     return Session.objects.count()
-
-
-@dataclass(frozen=True)
-class SessionRow:
-    """What the session list shows of a session beyond its own fields."""
-
-    session: Session
-    state: str  # scanned-loop, scanned-clean, scanning, not scanned, live, live · looping, live · stalled, stopped
-    state_badge: str  # the badge's CSS modifier (UI_CONTRACT.md)
-    verdicts: list[SessionVerdict]  # the session's own scan profile first
-    labels: list[str]  # label kinds on the session or its detections, in LabelKind order
-
-
-_LIVE_STATES = {
-    Session.State.LIVE: ("live", "badge-live"),
-    Session.State.LOOPING: ("live · looping", "badge-loop"),
-    Session.State.STALLED: ("live · stalled", "badge-warn"),
-    Session.State.STOPPED: ("stopped", "badge-warn"),
-}
-
-
-def session_row(session: Session, profile: str = "") -> SessionRow:
-    """A session of a `session_page` (its verdicts prefetched, its label kinds
-    annotated) as the list shows it; `profile` as the list's filter gives it.
-    The scan state reads that profile's verdict, else the session's own
-    profile's, else any: a loop under any of them makes it scanned-loop."""
-    verdicts = list(session.verdicts.all())
-    chosen = profile or session.profile
-    verdicts.sort(key=lambda v: v.profile != chosen)
-    ruling = [v for v in verdicts if v.profile == chosen] or (verdicts if not profile else [])
-    if session.state in _LIVE_STATES:
-        state, badge = _LIVE_STATES[session.state]
-    elif any(v.looped for v in ruling):
-        state, badge = "scanned-loop", "badge-loop"
-    elif ruling:
-        state, badge = "scanned-clean", "badge-clean"
-    elif getattr(session, "scanning", False):
-        state, badge = "scanning", "badge-muted"
-    else:
-        state, badge = "not scanned", "badge-muted"
-    labels = [kind for kind in LabelKind.values if getattr(session, f"labelled_{kind}", False)]
-    return SessionRow(session=session, state=state, state_badge=badge, verdicts=verdicts, labels=labels)

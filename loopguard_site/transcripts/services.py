@@ -13,14 +13,15 @@ from detector.importers import FormatNotRecognised, TranscriptError, parse_bytes
 from detector.json_depth import json_depth_problem
 from loopguard_site.accounts.models import Project
 from loopguard_site.accounts.services import default_project
-from loopguard_site.replay.selectors import scan_profile_name
-from loopguard_site.replay.services import sessions_scan
+from loopguard_site.errors import FieldError
+from loopguard_site.storable import unstorable_event
 
 from .archives import ZipLimits, is_zip, zip_members
 from .event_rows import events_insert
 from .models import RawUpload, Session, Tag
 from .raw_uploads import raw_upload_create
-from .storable import unstorable_event
+from .selectors import scan_profile_name
+from .signals import sessions_imported
 
 TITLE_MAX = Session._meta.get_field("title").max_length
 MODEL_MAX = Session._meta.get_field("model").max_length
@@ -200,7 +201,8 @@ def sessions_import_upload(
     transaction: one outcome per file, in order; a bad file never stops the
     others. The one entry point of the upload page, the API and the CLI.
     The sessions stored are then scanned in the background, each with the
-    profile its model selects (`replay.services.sessions_scan`)."""
+    profile its model selects (`signals.sessions_imported`, which replay
+    answers)."""
     options = {"fmt": fmt, "uploader": uploader, "project": project, "title": title, "tags": list(tags)}
     outcomes = []
     for upload in uploads:
@@ -223,18 +225,18 @@ def sessions_import_upload(
                 outcomes.append(_import_outcome(member, name, raw_name=path, **options))
     stored = [outcome.session for outcome in outcomes if outcome.session is not None]
     if stored:
-        sessions_scan(sessions=stored, user=uploader)
+        sessions_imported.send(sender=Session, sessions=stored, user=uploader)
     return outcomes
 
 
 def clean_tags(values: Iterable[str]) -> list[str]:
     """Tag names from user input (each value may be comma-separated):
-    stripped, deduplicated, in order; a `ValueError` for one too long."""
+    stripped, deduplicated, in order; a `FieldError` (`tag`) for one too long."""
     names: list[str] = []
     for value in values:
         for name in (part.strip() for part in value.split(",")):
             if len(name) > TAG_MAX:
-                raise ValueError(f"tag {name[:20]!r}... is longer than {TAG_MAX} characters")
+                raise FieldError(f"tag {name[:20]!r}... is longer than {TAG_MAX} characters", "tag")
             if name and name not in names:
                 names.append(name)
     return names

@@ -1,6 +1,7 @@
 """The monitor hands each detector only the event types it declares
-(`Detector.consumes`), and whole-text readers (`Detector.reads_text_whole`)
-their text in runs; that must never change a detection. Reference: the
+(`Detector.consumes`), and holds back text chunks from detectors that need
+not see them yet (`Detector.reads_text_whole`, `Detector.wake_chars`),
+handing them on in runs; that must never change a detection. Reference: the
 same monitor with every event, every chunk on its own, routed to every
 detector."""
 
@@ -53,8 +54,9 @@ def test_it_detects_the_same_with_and_without_routing(profile: str) -> None:
 def _broadcast(monitor: Monitor) -> Monitor:
     """The reference: every event and every chunk to every detector, at once."""
     monitor._routes = {kind: monitor.detectors for kind in EVENT_TYPES}
-    monitor._chunk_routes = {kind: monitor.detectors for kind in TEXT_CHANNELS}
-    monitor._run_routes = {kind: [] for kind in TEXT_CHANNELS}
+    monitor._chunk_readers = {kind: monitor.detectors for kind in TEXT_CHANNELS}
+    monitor._run_readers = {kind: [] for kind in TEXT_CHANNELS}
+    monitor._every_chunk = {kind: True for kind in TEXT_CHANNELS}
     return monitor
 
 
@@ -108,3 +110,30 @@ def test_a_monitor_pickled_by_other_detector_code_does_not_load(monkeypatch) -> 
     monkeypatch.undo()
     with pytest.raises(StaleMonitorError, match="pickled by other detector code"):
         pickle.loads(stale)
+
+
+def test_a_text_detector_gets_a_chunk_only_at_a_mark_a_check_or_the_end() -> None:
+    # text_loop checks every 32 characters and ends a block at "."; the
+    # chunks between are held back and handed on joined, at their offset.
+    monitor = Monitor("default")
+    seen: dict[str, list[tuple[int, str]]] = {}
+    for detector in monitor.detectors:
+        if detector.name in ("text_loop", "near_duplicate", "health"):
+            detector.feed = _recording(detector.feed, seen.setdefault(detector.name, []))
+    text = "the quick brown fox jumps over the lazy dog. It sleeps"
+    for i in range(0, len(text), 4):
+        assert monitor.feed({"type": "content", "text": text[i : i + 4]}) == []
+    monitor.feed({"type": "finish", "reason": "stop"})
+    handed = [(0, "the "), (4, "quick brown fox jumps over t"), (32, "he lazy dog."), (44, " It "), (48, "sleeps")]
+    assert seen["text_loop"] == seen["near_duplicate"] == handed
+    # A whole-text reader gets the run once, before the `finish`, its offset past the run.
+    assert seen["health"] == [(54, text)]
+
+
+def _recording(feed, record: list[tuple[int, str]]):
+    def recorded(event: dict, ctx) -> list:
+        if event["type"] == "content":
+            record.append((ctx.offsets["content"], event["text"]))
+        return feed(event, ctx)
+
+    return recorded

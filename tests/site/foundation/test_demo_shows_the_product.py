@@ -13,7 +13,7 @@ from loopguard_site.replay.compare import compare_profiles
 from loopguard_site.replay.models import SessionVerdict
 from loopguard_site.replay.services import queued_runs_execute_here
 from loopguard_site.review.models import Label
-from loopguard_site.review.selectors import session_truth_labels
+from loopguard_site.review.selectors import session_truths
 from loopguard_site.transcripts.models import Session
 
 
@@ -45,7 +45,7 @@ def test_every_built_in_profile_fires_on_some_demo_session(demo):
 
 @pytest.mark.django_db
 def test_the_demo_sessions_carry_the_reviewers_labels_of_their_files(demo):
-    truths = session_truth_labels([s.pk for s in demo.values()])
+    truths = {pk: truth.label for pk, truth in session_truths([s.pk for s in demo.values()]).items()}
     expected = {name: "loop" if name.startswith("loop-") else "normal" for name in demo}
 
     assert {name: truths.get(s.pk) for name, s in demo.items()} == expected

@@ -18,6 +18,7 @@ from websockets.sync.client import connect
 
 from detector.importers import parse_path
 from loopguard_site.demo import DEMO_DIR
+from loopguard_site.jobs import FINISHED_STATES
 
 LOOPGUARD = Path(sys.executable).with_name("loopguard")  # the console script pip installed
 SERVICE_VARIABLES = ("DATABASE_URL", "REDIS_URL", "SECRET_KEY", "DEBUG")
@@ -69,7 +70,7 @@ def test_it_serves_the_demo_sessions_without_services_and_stops_on_ctrl_c(tmp_pa
             additional_headers={"Authorization": f"Bearer {token}"},
         ) as ws:
             progress = json.loads(ws.recv(timeout=60))
-            while progress["state"] not in ("done", "failed"):  # the worker thread runs the queued job
+            while progress["state"] not in FINISHED_STATES:  # the worker thread runs the queued job
                 progress = json.loads(ws.recv(timeout=120))
         flagged = urllib.request.Request(
             url + "api/sessions?has_detections=1", headers={"Authorization": f"Bearer {token}"}

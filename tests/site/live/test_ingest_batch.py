@@ -8,9 +8,9 @@ import random
 
 import pytest
 
+from loopguard_site.errors import FieldError
 from loopguard_site.live import services
 from loopguard_site.live.models import LiveStream
-from loopguard_site.live.protocol import ProtocolError
 from loopguard_site.live.services import IngestRequest, IngestResult, live_ingest_batch, monitor_save_interval
 from loopguard_site.transcripts.models import Event, Session
 from loopguard_site.transcripts.services import session_create_live
@@ -42,7 +42,7 @@ def test_a_batch_stores_each_sessions_messages_in_order_and_refuses_only_the_bad
 
     outcomes = live_ingest_batch(requests)
 
-    errors = [(str(o), o.field, o.status) for o in outcomes if isinstance(o, ProtocolError)]
+    errors = [(str(o), o.field, o.status) for o in outcomes if isinstance(o, FieldError)]
     assert errors == [
         ("seq 3 leaves a gap: the next message is 2", "seq", 400),
         (f"session {closed.pk} is closed: it takes no events", None, 409),
@@ -80,7 +80,7 @@ def test_a_deleted_session_refuses_its_message_and_not_the_others(producer):
         [IngestRequest(deleted_pk, 1, [content("x")]), IngestRequest(kept.pk, 1, [content("y")])]
     )
 
-    assert isinstance(outcomes[0], ProtocolError)
+    assert isinstance(outcomes[0], FieldError)
     assert (str(outcomes[0]), outcomes[0].status) == (f"no session {deleted_pk}", 404)
     assert (outcomes[1].ack, stored(kept)) == (1, [(1, content("y"))])
 
@@ -96,6 +96,6 @@ def test_sessions_pickle_their_monitors_each_at_its_own_interval(producer, monke
     for seq in range(1, 46):
         words = "".join(rng.choice("abcdefghij") for _ in range(8)) + " "
         outcomes = live_ingest_batch([IngestRequest(session.pk, seq, [content(words)]) for session in sessions])
-        assert not any(isinstance(o, ProtocolError) or o.detections for o in outcomes)
+        assert not any(isinstance(o, FieldError) or o.detections for o in outcomes)
     saved = dict(LiveStream.objects.filter(session__in=sessions).values_list("session_id", "monitor_events"))
     assert [saved[session.pk] for session in sessions] == [45 // interval * interval for interval in intervals]

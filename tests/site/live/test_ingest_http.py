@@ -17,9 +17,9 @@ from django.db.models import F
 
 from detector import monitor as monitor_module
 from detector.monitor import Monitor
+from loopguard_site.errors import FieldError
 from loopguard_site.live import services
 from loopguard_site.live.models import LiveStream
-from loopguard_site.live.protocol import ProtocolError
 from loopguard_site.live.services import live_detection_dict, live_ingest
 from loopguard_site.replay.models import Detection, SessionVerdict
 from loopguard_site.transcripts.models import Event
@@ -200,7 +200,7 @@ def test_a_session_deleted_while_streaming_answers_404(live_session, producer):
     pk = live_session.pk
     live_session.delete()
 
-    with pytest.raises(ProtocolError) as raised:
+    with pytest.raises(FieldError) as raised:
         live_ingest(session_id=pk, seq=2, events=[HELLO])
 
     assert (str(raised.value), raised.value.status) == (f"no session {pk}", 404)

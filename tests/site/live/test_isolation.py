@@ -10,7 +10,7 @@ import pytest
 from asgiref.sync import async_to_sync
 
 from loopguard_site.accounts.models import Project, Role
-from loopguard_site.live.protocol import ProtocolError
+from loopguard_site.errors import FieldError
 from loopguard_site.live.services import IngestRequest, IngestResult, live_ingest_batch
 from loopguard_site.transcripts.models import Event, Session
 from loopguard_site.transcripts.services import session_create_live
@@ -52,7 +52,7 @@ def test_a_message_that_raises_in_a_detector_fails_alone_and_its_session_goes_on
     outcomes = live_ingest_batch(requests)
 
     failed = outcomes[2]
-    assert isinstance(failed, ProtocolError)
+    assert isinstance(failed, FieldError)
     assert (failed.field, failed.status) == ("events[1]", 422)
     assert str(failed).startswith("seq 2: events[1] could not be processed (RecursionError")
     assert [(o.ack, o.duplicate) for o in outcomes if isinstance(o, IngestResult)] == [

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from loopguard_site.live.protocol import MAX_EVENTS_PER_MESSAGE, IngestMessage, ProtocolError, parse_message
+from loopguard_site.errors import FieldError
+from loopguard_site.live.protocol import MAX_EVENTS_PER_MESSAGE, IngestMessage, parse_message
 
 HELLO = {"type": "content", "text": "Hello"}
 TIMED = {**HELLO, "t": 1.5, "extra": "kept"}
@@ -61,7 +62,7 @@ def test_it_accepts_the_protocol_messages(message, expected):
     ],
 )
 def test_it_refuses_a_bad_message_naming_the_field(message, field, text):
-    with pytest.raises(ProtocolError) as raised:
+    with pytest.raises(FieldError) as raised:
         parse_message(message)
     assert (raised.value.field, str(raised.value)) == (field, text)
 

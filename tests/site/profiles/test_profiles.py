@@ -9,8 +9,9 @@ import subprocess
 
 import pytest
 
-from detector.config import load_config
+from detector.config import builtin_config, load_config
 from detector.monitor import Monitor
+from loopguard_site.accounts.models import Project
 from loopguard_site.accounts.services import default_project
 from loopguard_site.profiles.models import ProfileVersion, TuningJob
 from loopguard_site.profiles.selectors import profiles_config
@@ -20,6 +21,7 @@ from loopguard_site.profiles.services import (
     tuning_job_create,
     tuning_job_execute,
 )
+from loopguard_site.replay.selectors import replay_config
 from loopguard_site.replay.services import replay_session
 from loopguard_site.transcripts.models import Event
 from tests.site.replay.conftest import LOOPGUARD, stored_detections
@@ -174,7 +176,7 @@ def test_a_job_without_labelled_sessions_fails_with_the_reason(reviewer):
     tuning_job_execute(job_id=job.pk)
     tuning_job_execute(job_id=job.pk)  # a second delivery finds it taken
     job.refresh_from_db()
-    assert (job.state, job.error) == ("failed", "ProfileError: no labelled session has a model matching 'nothing*'")
+    assert (job.state, job.error) == ("failed", "FieldError: no labelled session has a model matching 'nothing*'")
     answer = token_client(reviewer).post(f"/api/tuning/{job.pk}/save", {"name": "x"}, content_type="application/json")
     assert (answer.status_code, answer.json()["field"]) == (400, "job")
 
@@ -199,3 +201,16 @@ def test_loopguard_scan_reads_the_export_and_picks_the_stored_profile_by_model(r
     report = json.loads(result.stdout)
     assert (report["profile"], report["model"]) == ("loose", session.model)
     assert report["detections"] == stored_detections(session, "loose") != []
+
+
+@pytest.mark.django_db
+def test_replays_run_the_profiles_stored_in_their_project_and_only_there(reviewer):
+    """replay sits below profiles: it reads the stored profiles through the
+    reader profiles hands it when the apps load."""
+    project = default_project()
+    other = Project.objects.create(name="elsewhere")
+    profiles_import(text=LOOSE_TOML, project=project, user=reviewer)
+    assert replay_config(project.pk) == profiles_config(project.pk)
+    assert replay_config(project.pk).select(model="any-model").name == "loose"
+    assert "loose" not in replay_config(other.pk).profiles
+    assert list(replay_config(None).profiles) == list(builtin_config().profiles)

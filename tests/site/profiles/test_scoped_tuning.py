@@ -10,12 +10,12 @@ import pytest
 from detector.config import get_profile
 from detector.evaluation import read_corpus, row_events
 from loopguard_site.accounts.services import default_project
+from loopguard_site.errors import FieldError
 from loopguard_site.live.services import live_ingest
 from loopguard_site.profiles import services
 from loopguard_site.profiles.models import TuningJob
 from loopguard_site.profiles.selectors import profiles_config
 from loopguard_site.profiles.services import (
-    ProfileError,
     profile_from_tuning,
     profiles_import,
     tuning_job_cancel,
@@ -126,7 +126,7 @@ def test_a_profile_that_loses_held_out_recall_is_saved_only_with_consent(reviewe
     assert job.result["verdict"] == "loses_recall"
     assert (job.result["held_out"]["after"]["recall"], job.result["held_out"]["before"]["recall"]) == (0.75, 1.0)
 
-    with pytest.raises(ProfileError, match="catches fewer loops than the base on held-out sessions") as refused:
+    with pytest.raises(FieldError, match="catches fewer loops than the base on held-out sessions") as refused:
         profile_from_tuning(job=job, name="dedup", models=None, user=reviewer)
     assert refused.value.field == "accept_recall_loss"
     version = profile_from_tuning(job=job, name="dedup", models=None, user=reviewer, accept_recall_loss=True)

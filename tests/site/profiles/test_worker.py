@@ -10,6 +10,7 @@ from channels.testing import WebsocketCommunicator
 from loopguard_site.accounts.services import default_project
 from loopguard_site.asgi import application
 from loopguard_site.celery import app
+from loopguard_site.jobs import FINISHED_STATES
 from loopguard_site.profiles.models import TuningJob
 from loopguard_site.profiles.services import profiles_import
 from tests.members import project_token
@@ -17,8 +18,6 @@ from tests.site.review.conftest import token_client
 from tests.sockets import connect_refused
 
 from .conftest import LOOSE_TOML, labelled_sessions
-
-FINISHED = ("done", "failed")
 
 
 @pytest.mark.django_db(transaction=True)
@@ -41,7 +40,7 @@ def test_a_worker_process_tunes_and_progress_arrives_over_the_websocket(celery_w
         assert await socket.connect(timeout=10) == (True, None)
         messages = [await socket.receive_json_from(timeout=10)]
         worker.start()  # only now: the first message is the snapshot of a queued job
-        while messages[-1]["state"] not in FINISHED:
+        while messages[-1]["state"] not in FINISHED_STATES:
             messages.append(await socket.receive_json_from(timeout=120))
         await socket.disconnect()
         return messages

@@ -19,6 +19,7 @@ import pytest
 from django.utils import timezone
 
 from loopguard_site.celery import app
+from loopguard_site.jobs import FINISHED_STATES
 from loopguard_site.replay.models import ReplayJob, ReplayRun
 from loopguard_site.replay.services import replay_job_create, replay_jobs_requeue_stale
 from loopguard_site.transcripts.services import session_create_from_events
@@ -34,7 +35,7 @@ def finished(job_id: int, timeout: float) -> ReplayJob:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         job = ReplayJob.objects.get(pk=job_id)
-        if job.state in ("done", "failed"):
+        if job.state in FINISHED_STATES:
             return job
         time.sleep(0.2)
     raise AssertionError(f"job {job_id} did not finish in {timeout} s: {job.done}/{job.total} ({job.state})")

@@ -8,10 +8,10 @@ import pytest
 
 from detector.config import builtin_config
 from loopguard_site.accounts.services import default_project
+from loopguard_site.errors import FieldError
 from loopguard_site.profiles.services import profile_version_create
 from loopguard_site.replay.models import Detection, ReplayJob, ReplayRun
 from loopguard_site.replay.services import (
-    ReplayRequestError,
     replay_job_cancel,
     replay_job_create,
     replay_job_session_execute,
@@ -103,7 +103,7 @@ ALL = {**ANY, "all_sessions": True}
 @pytest.mark.django_db
 def test_it_refuses_a_request_naming_the_field(user, arguments, field, message):
     store_demo(CLEAN)
-    with pytest.raises(ReplayRequestError) as raised:
+    with pytest.raises(FieldError) as raised:
         replay_job_create(user=user, **arguments)
     assert (raised.value.field, str(raised.value)) == (field, message)
     assert ReplayJob.objects.count() == 0

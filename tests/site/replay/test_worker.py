@@ -19,6 +19,7 @@ from django.db import connection
 
 from loopguard_site.asgi import application
 from loopguard_site.celery import app
+from loopguard_site.jobs import FINISHED_STATES
 from loopguard_site.replay.services import replay_job_create
 from loopguard_site.replay.tasks import replay_session_runs
 from loopguard_site.transcripts.models import Session
@@ -29,7 +30,6 @@ from .conftest import scan_count, scan_json, store_demo, stored_detections
 
 FILES = ("loop-tools-readmediafile.jsonl", "loop-reasoning-two-exits-riddle.jsonl")
 PROFILES = ("default", "seed000")
-FINISHED = ("done", "failed", "cancelled")
 
 
 @pytest.mark.django_db(transaction=True)
@@ -51,7 +51,7 @@ def test_a_worker_process_replays_the_job_and_progress_arrives_over_the_websocke
         connected = await socket.connect(timeout=10)
         messages = [await socket.receive_json_from(timeout=10)]
         worker.start()  # only now: the first message is the snapshot of a queued job
-        while messages[-1]["state"] not in FINISHED:
+        while messages[-1]["state"] not in FINISHED_STATES:
             messages.append(await socket.receive_json_from(timeout=120))
         await socket.disconnect()
         return connected, messages

@@ -41,7 +41,7 @@ def test_file_names_titles_and_models_are_shown_escaped(browser):
     ).content.decode()
 
     assert "invoice\\u202elmthtxt.jsonl" in outcome
-    session_list = browser.get(reverse("transcripts:session_list")).content.decode()
+    session_list = browser.get(reverse("timeline:session_list")).content.decode()
     assert "report\\u202efdp.exe" in session_list and "gpt\\u200b-4" in session_list
     session_page = browser.get(Session.objects.get().get_absolute_url()).content.decode()
     assert "report\\u202efdp.exe" in session_page and "gpt\\u200b-4" in session_page

@@ -12,9 +12,9 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 
 from loopguard_site.replay.models import Detection
+from loopguard_site.timeline.selectors import session_list
 from loopguard_site.transcripts.event_rows import SQLITE_BATCH
 from loopguard_site.transcripts.models import Session
-from loopguard_site.transcripts.selectors import session_list
 from loopguard_site.transcripts.services import session_import_file
 from tests.shared_paths import FORMATS_DIR
 

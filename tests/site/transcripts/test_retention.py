@@ -13,8 +13,8 @@ from django.utils import timezone
 from detector.cli import main
 from loopguard_site.replay.models import CheckpointEvaluation, Detection, SessionVerdict
 from loopguard_site.replay.services import replay_session
+from loopguard_site.review import retention
 from loopguard_site.review.services import label_session_set
-from loopguard_site.transcripts import retention
 from loopguard_site.transcripts.models import Event, RawUpload, Session
 from loopguard_site.transcripts.services import session_create_from_events
 

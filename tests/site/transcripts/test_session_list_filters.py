@@ -9,9 +9,9 @@ from urllib.parse import quote
 import pytest
 
 from loopguard_site.replay.models import Detection
-from loopguard_site.transcripts import api_views
+from loopguard_site.timeline import api_views
+from loopguard_site.timeline.selectors import session_list
 from loopguard_site.transcripts.models import Session
-from loopguard_site.transcripts.selectors import session_list
 from loopguard_site.transcripts.services import session_create_from_events
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -143,7 +143,7 @@ def test_api_list_refuses_bad_parameters(api, query, field):
 
 @pytest.mark.django_db
 def test_home_page_filters_sorts_and_keeps_filters_in_page_links(client, sessions, monkeypatch):
-    from loopguard_site.transcripts import views
+    from loopguard_site.timeline import views
 
     monkeypatch.setattr(views, "PAGE_SIZE", 1)
 

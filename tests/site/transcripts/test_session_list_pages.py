@@ -16,13 +16,13 @@ from django.urls import reverse
 
 from loopguard_site.replay.models import SessionVerdict
 from loopguard_site.review.models import Label
-from loopguard_site.transcripts import api_views, views
+from loopguard_site.timeline import api_views, views
+from loopguard_site.timeline.selectors import END, session_list, session_page
 from loopguard_site.transcripts.models import Session
-from loopguard_site.transcripts.selectors import END, session_list, session_page
 from loopguard_site.transcripts.services import session_create_from_events
 
 T0 = datetime(2026, 5, 1, 9, 30, tzinfo=UTC)
-LIST = reverse("transcripts:session_list")
+LIST = reverse("timeline:session_list")
 
 
 @pytest.fixture

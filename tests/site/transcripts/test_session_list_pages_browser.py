@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from selenium.webdriver.common.by import By
 
-from loopguard_site.transcripts import views
+from loopguard_site.timeline import views
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.services import session_create_from_events
 from tests.browser import click, login, wait_for

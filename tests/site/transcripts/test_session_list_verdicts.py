@@ -11,11 +11,12 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
+from loopguard_site.errors import FieldError
 from loopguard_site.replay.models import Detection, ReplayJob, ReplayRun, SessionVerdict
 from loopguard_site.review.models import Label
-from loopguard_site.transcripts.filters import FilterError, session_filters
+from loopguard_site.timeline.filters import session_filters
+from loopguard_site.timeline.selectors import session_list, session_page, session_row
 from loopguard_site.transcripts.models import Session
-from loopguard_site.transcripts.selectors import session_list, session_page, session_row
 from loopguard_site.transcripts.services import session_create_from_events
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -159,7 +160,7 @@ def test_the_new_parameters_are_read_and_bad_ones_named():
     )  # fmt: skip
     assert (filters["detector"], filters["detection_type"], filters["profile"]) == ("text_loop", "sentence", "gemini")
     for field, value in [("verdict", "maybe"), ("label", "good"), ("created", "2026-3-1"), ("live", "sometimes")]:
-        with pytest.raises(FilterError) as caught:
+        with pytest.raises(FieldError) as caught:
             session_filters({field: value})
         assert caught.value.field == field
 
@@ -176,7 +177,7 @@ def body_rows(html: str) -> list[str]:
 
 @pytest.mark.django_db
 def test_the_page_shows_badges_linking_to_the_first_detection(world, browser_client):
-    html = browser_client.get(reverse("transcripts:session_list"), {"verdict": "loop"}).content.decode()
+    html = browser_client.get(reverse("timeline:session_list"), {"verdict": "loop"}).content.decode()
     rows = body_rows(html)
     looped = world["looped"]
     first = SessionVerdict.objects.get(session=looped, profile="default").first_detection_id
@@ -190,16 +191,16 @@ def test_the_page_shows_badges_linking_to_the_first_detection(world, browser_cli
 
 @pytest.mark.django_db
 def test_a_row_being_scanned_is_marked_for_the_page_to_refresh(world, browser_client):
-    html = browser_client.get(reverse("transcripts:session_list"), {"q": "unscanned"}).content.decode()
+    html = browser_client.get(reverse("timeline:session_list"), {"q": "unscanned"}).content.decode()
     assert f'<tr data-session="{world["unscanned"].pk}" data-pending>' in html
     assert ">scanning<" in html
 
 
 @pytest.mark.django_db
 def test_a_bad_parameter_is_named_on_the_page_and_by_the_api(world, browser_client):
-    page = browser_client.get(reverse("transcripts:session_list"), {"verdict": "maybe"}).content.decode()
+    page = browser_client.get(reverse("timeline:session_list"), {"verdict": "maybe"}).content.decode()
     assert "verdict must be one of loop, clean, unscanned, not &#x27;maybe&#x27;" in page
-    answer = browser_client.get(reverse("transcripts:api_sessions"), {"label": "good"})
+    answer = browser_client.get(reverse("timeline:api_sessions"), {"label": "good"})
     assert answer.status_code == 400 and answer.json()["field"] == "label"
 
 
@@ -215,8 +216,8 @@ def test_the_page_costs_the_same_queries_for_few_rows_or_many(user, browser_clie
 
     make(2)
     with django_assert_max_num_queries(20) as few:
-        browser_client.get(reverse("transcripts:session_list"))
+        browser_client.get(reverse("timeline:session_list"))
     make(30)
     with django_assert_max_num_queries(len(few.captured_queries)):
-        html = browser_client.get(reverse("transcripts:session_list")).content.decode()
+        html = browser_client.get(reverse("timeline:session_list")).content.decode()
     assert len(body_rows(html)) == 32

@@ -5,8 +5,8 @@ from urllib.parse import quote
 
 import pytest
 
+from loopguard_site.timeline.selectors import PAGE_SIZE
 from loopguard_site.transcripts.services import session_create_from_events
-from loopguard_site.transcripts.views import PAGE_SIZE
 
 
 @pytest.fixture

@@ -136,7 +136,7 @@ def test_the_session_list_shows_a_verdict_once_the_scan_stored_it(
     sessions_scan(sessions=[session], user=user)  # queued: no worker has run it yet
     driver = chromium_driver
     login(driver, daphne_live_server.url, user)
-    driver.get(daphne_live_server.url + reverse("transcripts:session_list"))
+    driver.get(daphne_live_server.url + reverse("timeline:session_list"))
     state = wait_for(driver, f'tr[data-session="{session.pk}"] .scan-state')
     assert state.text == "scanning"
 

@@ -9,6 +9,9 @@ whose stored file goes once that commits) in one small transaction. A prune
 stopped half-way leaves sessions that are still past the cutoff, which the
 next prune deletes. Sessions still streaming (live, looping) are never
 deleted.
+
+It lives in review, the highest layer whose rows it reads (it may keep the
+labelled sessions); every app's rows of a session go with it.
 """
 
 from __future__ import annotations
@@ -22,9 +25,9 @@ from django.db import transaction
 from django.db.models import Count, Exists, OuterRef, QuerySet, Sum
 
 from loopguard_site.replay.models import CheckpointEvaluation
-from loopguard_site.review.models import Adjudication, Label
+from loopguard_site.transcripts.models import Event, RawUpload, Session
 
-from .models import Event, RawUpload, Session
+from .models import Adjudication, Label
 
 log = logging.getLogger(__name__)
 

@@ -7,47 +7,46 @@ from datetime import date
 
 from django.http import QueryDict
 
-from .selectors import DEFAULT_SORT, END, LABEL_FILTERS, VERDICTS, Cursor, cursor_from_token, sort_choices
+from loopguard_site.errors import FieldError
+from loopguard_site.replay.selectors import VERDICTS
+from loopguard_site.review.selectors import LABEL_FILTERS
+from loopguard_site.transcripts.selectors import DEFAULT_SORT, sort_choices
+
+from .selectors import END, Cursor, cursor_from_token
 
 _TRUE = {"1", "true", "yes"}
 _FALSE = {"0", "false", "no"}
 
 
-class FilterError(ValueError):
-    def __init__(self, message: str, field: str):
-        super().__init__(message)
-        self.field = field
-
-
 def session_filters(params: QueryDict) -> dict:
     """`session_list` keyword arguments from `?project=&model=&format=&tag=
     &state=&has_detections=&q=&sort=&profile=&verdict=&detector=&type=
-    &label=&created=&live=`; a `FilterError` naming a bad parameter."""
+    &label=&created=&live=`; a `FieldError` naming a bad parameter."""
     project = params.get("project", "").strip()
     if project and not project.isdigit():
-        raise FilterError(f"project must be a project id, not {project!r}", "project")
+        raise FieldError(f"project must be a project id, not {project!r}", "project")
     flag = params.get("has_detections", "").strip().lower()
     if flag and flag not in _TRUE | _FALSE:
-        raise FilterError(f"has_detections must be true or false, not {flag!r}", "has_detections")
+        raise FieldError(f"has_detections must be true or false, not {flag!r}", "has_detections")
     sort = params.get("sort", "").strip() or DEFAULT_SORT
     if sort not in sort_choices():
-        raise FilterError(f"sort must be one of {', '.join(sort_choices())}, not {sort!r}", "sort")
+        raise FieldError(f"sort must be one of {', '.join(sort_choices())}, not {sort!r}", "sort")
     verdict = params.get("verdict", "").strip()
     if verdict and verdict not in VERDICTS:
-        raise FilterError(f"verdict must be one of {', '.join(VERDICTS)}, not {verdict!r}", "verdict")
+        raise FieldError(f"verdict must be one of {', '.join(VERDICTS)}, not {verdict!r}", "verdict")
     label = params.get("label", "").strip()
     if label and label not in LABEL_FILTERS:
-        raise FilterError(f"label must be one of {', '.join(LABEL_FILTERS)}, not {label!r}", "label")
+        raise FieldError(f"label must be one of {', '.join(LABEL_FILTERS)}, not {label!r}", "label")
     created = params.get("created", "").strip()
     try:
         day = date.fromisoformat(created) if created else None
     except ValueError:
         day = None
     if created and (day is None or len(created) != len("YYYY-MM-DD")):
-        raise FilterError(f"created must be a day as YYYY-MM-DD, not {created!r}", "created")
+        raise FieldError(f"created must be a day as YYYY-MM-DD, not {created!r}", "created")
     live = params.get("live", "").strip().lower()
     if live and live not in _TRUE | _FALSE:
-        raise FilterError(f"live must be 1 or 0, not {live!r}", "live")
+        raise FieldError(f"live must be 1 or 0, not {live!r}", "live")
     return {
         "project": int(project) if project else None,
         "model": params.get("model", "").strip(),
@@ -69,21 +68,21 @@ def session_filters(params: QueryDict) -> dict:
 
 def page_cursor(params: QueryDict, name: str, sort: str) -> Cursor | None:
     """The cursor of `?after=` or `?before=` (`name`) as the list's own links
-    give it for `sort`; None if absent; a `FilterError` naming it if bad."""
+    give it for `sort`; None if absent; a `FieldError` naming it if bad."""
     token = params.get(name, "").strip()
     if not token:
         return None
     try:
         return cursor_from_token(token, sort)
     except ValueError as exc:
-        raise FilterError(f"{name} must be a place in the list as its page links give it, not {token!r}", name) from exc
+        raise FieldError(f"{name} must be a place in the list as its page links give it, not {token!r}", name) from exc
 
 
 def page_cursors(params: QueryDict, sort: str) -> dict:
     """`session_page`'s `after` and `before` from `?after=&before=` (one of
     them; `before=end` asks for the last page)."""
     if params.get("after", "").strip() and params.get("before", "").strip():
-        raise FilterError("before cannot be given with after", "before")
+        raise FieldError("before cannot be given with after", "before")
     if params.get("before", "").strip() == END:
         return {"after": None, "before": END}
     return {"after": page_cursor(params, "after", sort), "before": page_cursor(params, "before", sort)}

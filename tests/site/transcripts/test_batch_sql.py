@@ -1,0 +1,78 @@
+"""`transcripts.batch_sql`: the raw-SQL statements for many rows, on
+PostgreSQL (the full mode) and SQLite (the embedded mode) alike."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+
+from loopguard_site.transcripts.batch_sql import rows_locked_with, rows_update
+from loopguard_site.transcripts.models import Event, RawUpload, Session
+from loopguard_site.transcripts.services import session_create_from_events
+
+# Each test runs once per database: PostgreSQL in the full run, SQLite in the embedded one.
+DATABASES = [
+    pytest.param("postgresql", id="postgresql"),
+    pytest.param("sqlite", id="sqlite", marks=pytest.mark.embedded),
+]
+pytestmark = [pytest.mark.parametrize("vendor", DATABASES), pytest.mark.django_db]
+
+EVENTS = [{"type": "turn"}, {"type": "content", "text": "a"}, {"type": "content", "text": "b"}]
+
+
+def _sessions(count: int) -> list[Session]:
+    return [
+        session_create_from_events(title=f"s{n}", model="m", source_format="events", parser_version="1", events=EVENTS)
+        for n in range(count)
+    ]
+
+
+def test_it_saves_the_named_fields_of_each_row_its_own_values_and_nothing_else(vendor):
+    assert connection.vendor == vendor
+    first, second, untouched = _sessions(3)
+    first.event_count, first.state, first.title = 7, Session.State.LOOPING, "not saved"
+    second.event_count, second.state = 9, Session.State.CLOSED
+    events = list(Event.objects.filter(session=first).order_by("seq"))
+    events[1].data = {"type": "content", "text": 'é\n"quoted"'}
+    events[2].data = {"type": "content", "text": "c", "t": 1.5}
+
+    with CaptureQueriesContext(connection) as queries:
+        rows_update(
+            (Session, ["event_count", "state"], [first, second]),
+            (Event, ["data"], events[1:]),
+            (Event, ["type"], []),  # nothing to save: no statement
+        )
+
+    assert len(queries) == (1 if vendor == "postgresql" else 2)  # PostgreSQL: one round trip
+    stored = {s.pk: s for s in Session.objects.filter(pk__in=[first.pk, second.pk, untouched.pk])}
+    assert (stored[first.pk].event_count, stored[first.pk].state, stored[first.pk].title) == (7, "looping", "s0")
+    assert (stored[second.pk].event_count, stored[second.pk].state) == (9, "closed")
+    assert (stored[untouched.pk].event_count, stored[untouched.pk].state) == (3, "stored")
+    assert list(Event.objects.filter(session=first).order_by("seq").values_list("data", flat=True)) == [
+        {"type": "turn"},
+        {"type": "content", "text": 'é\n"quoted"'},
+        {"type": "content", "text": "c", "t": 1.5},
+    ]
+    assert list(Event.objects.filter(session=second).order_by("seq").values_list("data", flat=True)) == EVENTS
+
+
+def test_it_locks_rows_in_key_order_each_with_its_related_row_as_a_queryset_reads_them(vendor):
+    assert connection.vendor == vendor
+    plain, uploaded, other = _sessions(3)
+    upload = RawUpload.objects.create(session=uploaded, filename="a.jsonl", content=b"abc", size=3, sha256="f" * 64)
+    gone = other.pk + 1000
+
+    with transaction.atomic(), CaptureQueriesContext(connection) as queries:
+        locked = rows_locked_with(Session, {gone, uploaded.pk, plain.pk}, RawUpload, ["session", "filename", "size"])
+
+    [query] = queries
+    assert query["sql"].endswith(" FOR UPDATE OF m") == (vendor == "postgresql")  # SQLite locks the database
+    assert [(session.pk, related is None) for session, related in locked] == [(plain.pk, True), (uploaded.pk, False)]
+    fields = [f.attname for f in Session._meta.concrete_fields]
+    stored = Session.objects.filter(pk__in=[plain.pk, uploaded.pk]).order_by("pk")
+    assert [[getattr(s, f) for f in fields] for s, _ in locked] == [[getattr(s, f) for f in fields] for s in stored]
+    related = locked[1][1]
+    assert (related.pk, related.session_id, related.filename, related.size) == (upload.pk, uploaded.pk, "a.jsonl", 3)
+    assert related.get_deferred_fields() == {"content", "file", "sha256"}  # read when first used
+    assert rows_locked_with(Session, [], RawUpload, ["session"]) == []
