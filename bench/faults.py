@@ -42,6 +42,7 @@ import tempfile
 import threading
 import time
 import urllib.request
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -423,7 +424,8 @@ def main(argv: list[str] | None = None) -> int:
         counts = f"{row['acked']} | {row['stored']} | {row['twice']} | {row['lost']}"
         print(f"| {row['scenario']:<40} | {counts} | {recovery} |")
         if row["errors"]:
-            notes.append(f"{row['scenario']}: {len(row['errors'])} producer errors, first: {row['errors'][0]}")
+            notes.append(f"{row['scenario']}: {len(row['errors'])} producer errors:")
+            notes += [f"  {count} × {error}" for error, count in Counter(row["errors"]).most_common()]
     for note in notes:
         print(note)
     return 0

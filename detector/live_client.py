@@ -29,7 +29,9 @@ arrived are read at every call either way.
 Refusals raise a `LiveSessionError` subclass, one per cause, over either
 transport: `NotAuthenticated` (HTTP 401, close 4401), `NotAllowed` (403,
 4403), `SessionNotFound` (404, 4404), `SessionClosed` (409, 4409: closed or
-taken over by another producer), `MessageTooBig` (413, close 1009),
+taken over by another producer; never by this client's own earlier
+connection, since each socket names the client and counts its connections,
+docs/api.md), `MessageTooBig` (413, close 1009),
 `QuotaUsedUp` (429; `retry_after` seconds), `MessageRefused` (the lab named
 the message's `seq` and `field`). A wait the lab asks for (`Retry-After`,
 `retry_after`) that fits in `timeout` is waited, then the message is sent
@@ -44,6 +46,7 @@ from __future__ import annotations
 
 import json
 import random
+import secrets
 import time
 import urllib.error
 import urllib.parse
@@ -197,6 +200,10 @@ class LiveSession:
         self.resumes: list[int] = []  # the `resume` of each socket connection, in order
         self._detection_ids: set[int] = set()
         self._socket = None
+        # Named in each socket's query string: the lab lets a connection of
+        # this client take over only from an earlier one of this client.
+        self._producer = secrets.token_hex(8)
+        self._connections = 0
         self._sent_upto = 0  # the last seq written to the current socket
         self._unfinished: list[dict] | None = None  # the events of a `send` that raised
         self.session_id = session_id if session_id is not None else self._create(model, title)
@@ -462,7 +469,9 @@ class LiveSession:
         from websockets.sync.client import connect  # present: `_on_socket` checked
 
         scheme, _, rest = self.url.partition("://")
-        url = f"{'wss' if scheme == 'https' else 'ws'}://{rest}/ws/ingest/{self.session_id}"
+        self._connections += 1
+        query = urllib.parse.urlencode({"producer": self._producer, "connection": self._connections})
+        url = f"{'wss' if scheme == 'https' else 'ws'}://{rest}/ws/ingest/{self.session_id}?{query}"
         # entered as a context manager: websockets 17 deprecates a bare connect(), 18 will need it
         self._socket = connect(
             url, additional_headers={"Authorization": f"Bearer {self.token}"}, open_timeout=self.timeout

@@ -17,6 +17,7 @@ import importlib.util
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
+from redis.connection import parse_url
 
 from .env import database_from_url, env_bool, env_int, env_list, env_str, secret_key_from_file, sqlite_database
 
@@ -278,10 +279,14 @@ else:
     # Redis, the lab does not rely on: the data is in the database, and a
     # socket that connects again gets a snapshot. Ours adds group_send_many
     # (channel_layers.py).
+    # Redis keeps keys per database number, not pub/sub: a PUBLISH reaches
+    # the subscribers of every database. Two labs on one Redis server heard
+    # each other's groups (one's takeover of its session 39 closed the other's
+    # producer of session 39 with 4409), so the names carry the database.
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "loopguard_site.channel_layers.PipelinedPubSubChannelLayer",
-            "CONFIG": {"hosts": [{"address": REDIS_URL}]},
+            "CONFIG": {"hosts": [{"address": REDIS_URL}], "prefix": f"loopguard.db{parse_url(REDIS_URL).get('db', 0)}"},
         }
     }
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}

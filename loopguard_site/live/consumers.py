@@ -11,7 +11,9 @@ process's ingest thread (`ingest_worker`), with those of its other
 sockets. Detections that silence fires (`live_sessions_tick`) arrive as
 `{"detection": {...}}` between messages. `{"close": true}` closes the
 session, answers `{"state": "closed"}` and ends the socket. One producer socket per session: a new one
-takes over and the older is closed with code 4409.
+takes over and the older is closed with code 4409; between the sockets of one
+`LiveSession` (its `producer` and `connection` query parameters) only a later
+connection takes over (`ProducerSocket.replaced_by`).
 
 `/ws/sessions/<id>`, the viewers': a snapshot (`{"state"}`, the stored
 events in chunks, the detections), then every message of the session's group.
@@ -40,7 +42,7 @@ from loopguard_site.transcripts.selectors import session_for
 
 from .ingest_worker import socket_ingest
 from .messages import producer_group, send_producer_taken, viewer_group
-from .protocol import parse_message, too_deep
+from .protocol import ProducerSocket, parse_message, producer_socket, too_deep
 from .selectors import acked_seq, event_chunks, live_detections, live_session_get, session_to_ingest
 from .services import IngestRequest, live_detection_dict, live_session_close
 from .states import Trigger, takes
@@ -93,7 +95,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
 
 class IngestConsumer(LiveConsumer):
     async def connect(self) -> None:
-        self.since = time.time()  # when the client connected: a newer socket takes over, never an older one
+        self.producer = producer_socket(self.scope["query_string"], time.time())
         session = await _permitted_session(self, session_to_ingest)
         if session is None:
             return
@@ -101,7 +103,7 @@ class IngestConsumer(LiveConsumer):
             await socket_refuse(self, CLOSE_CONFLICT)
         else:
             self.session_id = session.pk
-            await send_producer_taken(self.session_id, self.channel_name, self.since)
+            await send_producer_taken(self.session_id, self.channel_name, self.producer)
             await self.channel_layer.group_add(producer_group(self.session_id), self.channel_name)
             await self.accept()
             await self.send_json({"resume": await database_sync_to_async(acked_seq)(self.session_id)})
@@ -160,9 +162,8 @@ class IngestConsumer(LiveConsumer):
             await self.send_json({"detection": detection})
 
     async def producer_taken(self, message: dict) -> None:
-        # A connect that was slow to be served (a storm) may announce itself
-        # after a newer socket of the same producer: it takes nothing over.
-        if message["channel"] != self.channel_name and message["since"] >= self.since:
+        other = ProducerSocket(producer=message["producer"], connection=message["connection"], since=message["since"])
+        if message["channel"] != self.channel_name and self.producer.replaced_by(other):
             await self.close(code=CLOSE_CONFLICT)
 
 

@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import asdict
 from typing import TypedDict
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 
 from loopguard_site.transcripts.event_rows import event_json
+
+from .protocol import ProducerSocket
 
 
 class EventsMessage(TypedDict):
@@ -87,9 +90,8 @@ def send_to_producer(session_id: int, detections: list[dict]) -> None:
     )
 
 
-async def send_producer_taken(session_id: int, channel_name: str, since: float) -> None:
-    """Tell the session's producer sockets that `channel_name`, connected at
-    `since` (epoch seconds), took over."""
+async def send_producer_taken(session_id: int, channel_name: str, socket: ProducerSocket) -> None:
+    """Tell the session's producer sockets that `channel_name` (`socket`) took over."""
     await get_channel_layer().group_send(
-        producer_group(session_id), {"type": "producer.taken", "channel": channel_name, "since": since}
+        producer_group(session_id), {"type": "producer.taken", "channel": channel_name, **asdict(socket)}
     )

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from urllib.parse import parse_qs
 
 from django.conf import settings
 
@@ -99,3 +100,37 @@ def _check_storable(key: str, events: list[dict]) -> None:
         raise FieldError(f"{where}.{path} holds {what}", field=f"{where}.{path}")
     if text is None:
         raise FieldError(f"{key} holds NaN or Infinity, which JSON has not", field=key)
+
+
+@dataclass(frozen=True)
+class ProducerSocket:
+    """Who an ingest socket is: the client's `producer` id and `connection`
+    number (`LiveSession` counts its connections 1, 2, ... in its socket's
+    query string; None when a client sends none) and when the lab began
+    serving it (`since`, epoch seconds)."""
+
+    producer: str | None
+    connection: int | None
+    since: float
+
+    def replaced_by(self, other: ProducerSocket) -> bool:
+        """Whether `other`, announcing itself, takes this socket's session over.
+        The same producer's connections go by its own count: a connect it
+        gave up on may be served after its next one (a storm), and must not
+        close it. Other producers' go by `since`: a newer one takes over."""
+        if self.producer is not None and other.producer == self.producer:
+            return (other.connection or 0) > (self.connection or 0)
+        return other.since >= self.since
+
+
+def producer_socket(query_string: bytes, since: float) -> ProducerSocket:
+    """The `ProducerSocket` of a socket's query string (`producer`,
+    `connection`); malformed values count as absent."""
+    query = parse_qs(query_string.decode("latin-1"))
+    producer = query.get("producer", [None])[0]
+    connection = query.get("connection", [""])[0]
+    return ProducerSocket(
+        producer=producer[:64] if producer else None,
+        connection=int(connection) if connection.isdigit() and len(connection) < 10 else None,
+        since=since,
+    )

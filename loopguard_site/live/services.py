@@ -125,7 +125,14 @@ def _locked_streams(session_ids: set[int]) -> dict[int, tuple[Session, LiveStrea
             stream = LiveStream(session=session)
             missing.append(stream)
         locked[session.pk] = (session, stream)
-    LiveStream.objects.bulk_create(missing)
+    if missing:
+        # After waiting for a session's lock PostgreSQL re-checks only that
+        # row: a stream another transaction created meanwhile still reads as
+        # missing. Insert what is not there, then read every one of them.
+        LiveStream.objects.bulk_create(missing, ignore_conflicts=True)
+        for stream in LiveStream.objects.filter(session__in=[stream.session_id for stream in missing]).defer("monitor"):
+            stream.session = locked[stream.session_id][0]
+            locked[stream.session_id] = (stream.session, stream)
     return locked
 
 

@@ -94,7 +94,7 @@ def test_it_uses_postgresql_and_redis_in_the_full_mode(tmp_path):
     assert s["CHANNEL_LAYERS"] == {
         "default": {
             "BACKEND": "loopguard_site.channel_layers.PipelinedPubSubChannelLayer",
-            "CONFIG": {"hosts": [{"address": "redis://cache.internal:6380/2"}]},
+            "CONFIG": {"hosts": [{"address": "redis://cache.internal:6380/2"}], "prefix": "loopguard.db2"},
         }
     }
     assert s["CELERY_BROKER_URL"] == s["CELERY_RESULT_BACKEND"] == "redis://cache.internal:6380/2"

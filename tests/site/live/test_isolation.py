@@ -135,16 +135,17 @@ def test_a_late_announced_older_connect_does_not_take_a_newer_socket_over(live_s
     import time
 
     from loopguard_site.live.messages import send_producer_taken
+    from loopguard_site.live.protocol import ProducerSocket
 
     session = session_create_live(model="m", uploader=producer.user)
 
     async def scenario() -> tuple:
         socket = ingest_socket(session, producer)
         await connected(socket)
-        await send_producer_taken(session.pk, "an-older-connect", time.time() - 5)
+        await send_producer_taken(session.pk, "an-older-connect", ProducerSocket(None, None, time.time() - 5))
         await socket.send_json_to({"seq": 1, "event": content("still here")})
         answer = await socket.receive_json_from(timeout=TIMEOUT)
-        await send_producer_taken(session.pk, "a-newer-connect", time.time() + 5)
+        await send_producer_taken(session.pk, "a-newer-connect", ProducerSocket(None, None, time.time() + 5))
         closing = await socket.receive_output(timeout=TIMEOUT)
         await socket.disconnect()
         return answer, closing
