@@ -137,7 +137,18 @@ def start_daphne(
         if profile is None
         else [sys.executable, str(ROOT / "bench" / "profiled_daphne.py"), str(profile)]
     )
-    command = [*run, "-b", HOST, "-p", str(port), "loopguard_site.asgi:application"]
+    # Daphne drops a socket its application has not accepted within 5 s; on a loaded machine a
+    # ramp's handshakes (each authenticating against the database) queue longer than that.
+    command = [
+        *run,
+        "-b",
+        HOST,
+        "-p",
+        str(port),
+        "--websocket_connect_timeout",
+        "120",
+        "loopguard_site.asgi:application",
+    ]
     server = group.start(command, env, log)
     wait_listening(server, port, log, deadline_s)
     return server, port
