@@ -48,7 +48,7 @@ from datetime import datetime, timedelta
 from functools import partial
 
 from django.conf import settings
-from django.db import DatabaseError, connection, models, transaction
+from django.db import DatabaseError, connection, connections, models, transaction
 from django.utils import timezone
 
 from detector import Checkpoint, Monitor
@@ -168,14 +168,17 @@ def _locked_streams(session_ids: set[int]) -> dict[int, tuple[Session, LiveStrea
     stream_fields = [LiveStream._meta.get_field(name) for name in _STREAM_FIELDS]
     columns = [f"s.{quote(f.column)}" for f in session_fields] + [f"l.{quote(f.column)}" for f in stream_fields]
     key = f"s.{quote(Session._meta.pk.column)}"
+    if connection.vendor == "postgresql":  # one text whatever the number of ids: psycopg parses it once
+        chosen, ids = f"{key} = ANY(%s::bigint[])", [sorted(session_ids)]
+    else:
+        chosen, ids = f"{key} IN ({', '.join(['%s'] * len(session_ids))})", sorted(session_ids)
     sql = (
         f"SELECT {', '.join(columns)} FROM {quote(Session._meta.db_table)} s"
         f" LEFT JOIN {quote(LiveStream._meta.db_table)} l ON l.{quote(stream_fields[0].column)} = {key}"
-        f" WHERE {key} IN ({', '.join(['%s'] * len(session_ids))}) ORDER BY {key}"
-        + (" FOR UPDATE OF s" if connection.features.has_select_for_update_of else "")
+        f" WHERE {chosen} ORDER BY {key}" + (" FOR UPDATE OF s" if connection.features.has_select_for_update_of else "")
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, sorted(session_ids))
+        cursor.execute(sql, ids)
         rows = cursor.fetchall()
     session_values, stream_values = _row_converter(session_fields), _row_converter(stream_fields)
     locked, missing = {}, []
@@ -438,20 +441,28 @@ def _update_rows(*updates: _RowsUpdate) -> None:
 
 
 def _update_rows_statement(model: type[models.Model], fields: list[str], objects: list[models.Model]) -> tuple:
+    """On PostgreSQL the rows come as one array per column (`unnest`): the
+    statement's text is the same whatever the number of rows, so psycopg
+    parses it once per process, where a `VALUES` list of a placeholder per
+    value was parsed again for every batch (a third of a batch's time)."""
     quote = connection.ops.quote_name
     table, key = quote(model._meta.db_table), quote(model._meta.pk.column)
     columns = [model._meta.get_field(name) for name in fields]
     sets = ", ".join(f"{quote(column.column)} = v.column{n}" for n, column in enumerate(columns, start=2))
-    row = "(" + ", ".join(["%s"] * (len(columns) + 1)) + ")"
-    values = []
-    for obj in objects:
-        values.append(obj.pk)
-        values += (column.get_db_prep_save(getattr(obj, column.attname), connection) for column in columns)
-    sql = (
-        f"UPDATE {table} SET {sets} FROM (VALUES {', '.join([row] * len(objects))}) AS v"
-        f" WHERE {table}.{key} = v.column1"
-    )
-    return sql, values
+    database = connections[connection.alias]  # not the proxy: it looks the connection up at every attribute
+    rows = [
+        [obj.pk, *(column.get_db_prep_save(getattr(obj, column.attname), database) for column in columns)]
+        for obj in objects
+    ]
+    if connection.vendor == "postgresql":
+        names = ", ".join(f"column{n}" for n in range(1, len(columns) + 2))
+        types = [model._meta.pk.db_type(connection), *(column.db_type(connection) for column in columns)]
+        arrays = ", ".join(f"%s::{db_type}[]" for db_type in types)
+        source, values = f"unnest({arrays}) AS v({names})", [list(column) for column in zip(*rows, strict=True)]
+    else:
+        row = "(" + ", ".join(["%s"] * (len(columns) + 1)) + ")"
+        source, values = f"(VALUES {', '.join([row] * len(objects))}) AS v", [v for row in rows for v in row]
+    return f"UPDATE {table} SET {sets} FROM {source} WHERE {table}.{key} = v.column1", values
 
 
 def live_ingest_batch(requests: Sequence[IngestRequest]) -> list[IngestResult | ProtocolError]:
