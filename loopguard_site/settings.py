@@ -271,10 +271,15 @@ else:
     # Redis, the lab does not rely on: the data is in the database, and a
     # socket that connects again gets a snapshot. Ours adds group_send_many
     # (channel_layers.py).
+    # Pub/sub channels belong to the whole Redis server, not to a database
+    # number: without the number in their names, two labs on one server
+    # (each on its own database) hear each other's live messages.
+    from redis.connection import parse_url
+
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "loopguard_site.channel_layers.PipelinedPubSubChannelLayer",
-            "CONFIG": {"hosts": [{"address": REDIS_URL}]},
+            "CONFIG": {"hosts": [{"address": REDIS_URL}], "prefix": f"asgi.db{parse_url(REDIS_URL).get('db', 0)}"},
         }
     }
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}

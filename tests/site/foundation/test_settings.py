@@ -94,7 +94,8 @@ def test_it_uses_postgresql_and_redis_in_the_full_mode(tmp_path):
     assert s["CHANNEL_LAYERS"] == {
         "default": {
             "BACKEND": "loopguard_site.channel_layers.PipelinedPubSubChannelLayer",
-            "CONFIG": {"hosts": [{"address": "redis://cache.internal:6380/2"}]},
+            # the database number in the pub/sub channels' names: a lab on database 3 hears none of these
+            "CONFIG": {"hosts": [{"address": "redis://cache.internal:6380/2"}], "prefix": "asgi.db2"},
         }
     }
     assert s["CELERY_BROKER_URL"] == s["CELERY_RESULT_BACKEND"] == "redis://cache.internal:6380/2"
