@@ -12,7 +12,10 @@ event crosses processes through the channel layer). Producers send
 `content` events (16 characters of the corpus's normal content rows) at R a
 second, `--batch` events a message (default 1), for the stage's duration
 (first sends spread over one interval), without waiting for
-acknowledgements. Each event carries its send time (`sent`, an unknown
+acknowledgements; with `--linger S` events are made one by one at R a
+second and batched as `LiveSession.send` batches them (a message once the
+batch's first event is S seconds old or `--batch` events wait), so latency
+includes the linger. Each event carries its send time (`sent`, an unknown
 field the lab keeps; CLOCK_MONOTONIC, one clock for every process), so the
 viewer measures ingest-to-viewer latency.
 
@@ -26,13 +29,19 @@ bounded drain (30 s): `unacked` = sent but not acknowledged by then (a
 backlog), `lost` = acknowledged (stored) but never received by the
 session's viewer; acked ev/s = events acknowledged / time from the first
 send to the last ack. CPU in % of one core over the stage: the Daphne
-processes together, the client processes together, and the whole machine
+processes together, the client processes together (and per message acknowledged: the server's CPU
+ms a message, the event-loop threads' share in brackets, the rest being
+the ingest thread; less sensitive to a loaded machine than the rates),
+and the whole machine
 (every process, from /proc/stat: PostgreSQL and Redis included, and
 whatever else runs). The ramp stops at the first stage that misses the
 target (p99 over 250 ms, a lost event, a socket the server closed, or
 acknowledged rate under 95 % of the offered rate); with `--throughput` only
 a lost event or a closed socket stops it (every stage runs, however far
 behind the server falls).
+
+`--profile-servers` runs the Daphne processes under cProfile (their event
+loops) and prints the merged profile at the end.
 
 `--profile-ingest` instead times `live_ingest_batch` in this process for
 batches of 1 to 500 one-event messages of as many sessions, then cProfiles
