@@ -150,7 +150,7 @@ async def _forward_and_answer(answers: list[_Answer]) -> None:
             if not future.done():
                 future.set_exception(exc)
     for _, future, outcome in answers:
-        if future.done():  # cancelled: the socket is gone
+        if future.done():  # failed by the forward above, or cancelled (the socket is gone)
             continue
         if isinstance(outcome, Exception) and not isinstance(outcome, ProtocolError):
             future.set_exception(outcome)
