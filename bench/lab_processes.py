@@ -127,10 +127,30 @@ def wait_listening(process: subprocess.Popen, port: int, log: Path, deadline_s: 
     raise SystemExit(f"nothing listened on {HOST}:{port} within {deadline_s:.0f} s (log: {log})")
 
 
-def start_daphne(group: Processes, env: dict[str, str], log: Path, deadline_s: float = 60) -> tuple:
-    """Daphne serving the lab on a free port of HOST, once it listens: (process, port)."""
+def start_daphne(
+    group: Processes, env: dict[str, str], log: Path, deadline_s: float = 60, profile: Path | None = None
+) -> tuple:
+    """Daphne serving the lab on a free port of HOST, once it listens:
+    (process, port). With `profile`, its main thread is profiled into that
+    file (written once it is stopped: `profiled_daphne.py`)."""
     port = free_port()
-    command = [sys.executable, "-m", "daphne", "-b", HOST, "-p", str(port), "loopguard_site.asgi:application"]
+    run = (
+        [sys.executable, "-m", "daphne"]
+        if profile is None
+        else [sys.executable, str(ROOT / "bench" / "profiled_daphne.py"), str(profile)]
+    )
+    # Daphne drops a socket its application has not accepted within 5 s; on a loaded machine a
+    # ramp's handshakes (each authenticating against the database) queue longer than that.
+    command = [
+        *run,
+        "-b",
+        HOST,
+        "-p",
+        str(port),
+        "--websocket_connect_timeout",
+        "120",
+        "loopguard_site.asgi:application",
+    ]
     server = group.start(command, env, log)
     wait_listening(server, port, log, deadline_s)
     return server, port
@@ -145,9 +165,12 @@ def processes() -> Iterator[Processes]:
         group.stop_all()
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of a process and its reaped children, from /proc."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+def cpu_seconds(pid: int, thread: int | None = None) -> float:
+    """User + system CPU seconds of a process and its reaped children, from
+    /proc; with `thread`, of that thread of it (the main thread's id is the
+    process's)."""
+    stat = Path(f"/proc/{pid}/stat" if thread is None else f"/proc/{pid}/task/{thread}/stat")
+    fields = stat.read_text().rsplit(")", 1)[1].split()
     ticks = sum(int(value) for value in fields[11:15])  # utime stime cutime cstime
     return ticks / os.sysconf("SC_CLK_TCK")
 

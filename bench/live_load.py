@@ -12,7 +12,10 @@ event crosses processes through the channel layer). Producers send
 `content` events (16 characters of the corpus's normal content rows) at R a
 second, `--batch` events a message (default 1), for the stage's duration
 (first sends spread over one interval), without waiting for
-acknowledgements. Each event carries its send time (`sent`, an unknown
+acknowledgements; with `--linger S` events are made one by one at R a
+second and batched as `LiveSession.send` batches them (a message once the
+batch's first event is S seconds old or `--batch` events wait), so latency
+includes the linger. Each event carries its send time (`sent`, an unknown
 field the lab keeps; CLOCK_MONOTONIC, one clock for every process), so the
 viewer measures ingest-to-viewer latency.
 
@@ -26,13 +29,19 @@ bounded drain (30 s): `unacked` = sent but not acknowledged by then (a
 backlog), `lost` = acknowledged (stored) but never received by the
 session's viewer; acked ev/s = events acknowledged / time from the first
 send to the last ack. CPU in % of one core over the stage: the Daphne
-processes together, the client processes together, and the whole machine
+processes together, the client processes together (and per message acknowledged: the server's CPU
+ms a message, the event-loop threads' share in brackets, the rest being
+the ingest thread; less sensitive to a loaded machine than the rates),
+and the whole machine
 (every process, from /proc/stat: PostgreSQL and Redis included, and
 whatever else runs). The ramp stops at the first stage that misses the
 target (p99 over 250 ms, a lost event, a socket the server closed, or
 acknowledged rate under 95 % of the offered rate); with `--throughput` only
 a lost event or a closed socket stops it (every stage runs, however far
 behind the server falls).
+
+`--profile-servers` runs the Daphne processes under cProfile (their event
+loops) and prints the merged profile at the end.
 
 `--profile-ingest` instead times `live_ingest_batch` in this process for
 batches of 1 to 500 one-event messages of as many sessions, then cProfiles
@@ -54,6 +63,7 @@ import gc
 import json
 import multiprocessing
 import os
+import pstats
 import sys
 import tempfile
 import time
@@ -69,6 +79,7 @@ from detector.evaluation import percentile  # noqa: E402
 DATABASE = "loopguard_bench_live"
 REDIS_DB = 11
 TARGET_P99_MS = 250
+TARGET_LINGER_P99_MS = 500  # send to viewer, the producer's linger included
 DELTA_CHARS = 16
 TEXT_CHARS = 2_000_000  # of the corpus's normal content, shared by the producers
 DRAIN_S = 30  # how long acks and viewers may lag behind the last send
@@ -80,6 +91,9 @@ ACK_PREFIX = '{"ack": '  # acks are read without a JSON parse: the client must s
 class SessionCounts:
     sent: int = 0
     acked: int = 0
+    messages: int = 0  # messages sent
+    acked_messages: int = 0
+    upto: list[int] = field(default_factory=lambda: [0])  # events sent up to each message's seq (index)
     errors: int = 0
     last_ack_at: float = 0.0
     closed: list[str] = field(default_factory=list)  # sockets the server closed: who and the close code
@@ -93,7 +107,8 @@ class Stage:
     ports: list[int]
     token: str
     rate: float
-    batch: int
+    batch: int  # events a message; with a linger, the most a message takes
+    linger: float  # 0: `batch` events a message; else batched as LiveSession does (its `linger`)
     seconds: float
     text: str
     sessions: int  # K, for spreading the first sends
@@ -137,7 +152,8 @@ async def produce(socket_, counts: SessionCounts, stage: Stage, text_start: int,
         try:
             async for raw in socket_:
                 if raw.startswith(ACK_PREFIX):
-                    counts.acked, counts.last_ack_at = int(raw[len(ACK_PREFIX) : -1]) * stage.batch, time.monotonic()
+                    counts.acked_messages = int(raw[len(ACK_PREFIX) : -1])
+                    counts.acked, counts.last_ack_at = counts.upto[counts.acked_messages], time.monotonic()
                 elif "error" in json.loads(raw):
                     counts.errors += 1
         except ConnectionClosed as exc:
@@ -153,19 +169,34 @@ async def produce(socket_, counts: SessionCounts, stage: Stage, text_start: int,
 
 
 async def _send_all(socket_, counts: SessionCounts, stage: Stage, text_start, start_at, end_at, reader) -> None:
-    text, seq = stage.text, 0
-    while (due := start_at + seq * stage.batch / stage.rate) < end_at:
+    """Events at `rate` a second, each stamped when it is made. Without a
+    linger `batch` of them are made at once and sent; with one, as
+    `LiveSession.send` batches them: the event that finds the batch's first
+    `linger` seconds old, or the batch full, sends it."""
+    text, events, first_at = stage.text, [], 0.0
+    per_due = 1 if stage.linger else stage.batch
+    while (due := start_at + counts.sent / stage.rate) < end_at:
         await asyncio.sleep(max(0.0, due - time.monotonic()))
-        events = []
-        for _ in range(stage.batch):
+        for _ in range(per_due):
             offset = (text_start + counts.sent * DELTA_CHARS) % (len(text) - DELTA_CHARS)
             counts.sent += 1
-            events.append({"type": "content", "text": text[offset : offset + DELTA_CHARS], "sent": time.monotonic()})
-        seq += 1
-        await socket_.send(json.dumps({"seq": seq, "events": events}))
+            now = time.monotonic()
+            first_at = first_at if events else now
+            events.append({"type": "content", "text": text[offset : offset + DELTA_CHARS], "sent": now})
+        if len(events) >= stage.batch or now - first_at >= stage.linger:
+            await _send_message(socket_, counts, events)
+            events = []
+    if events:  # the producer's close flushes the last batch
+        await _send_message(socket_, counts, events)
     drain_end = time.monotonic() + DRAIN_S
     while counts.acked < counts.sent and time.monotonic() < drain_end and not reader.done():
         await asyncio.sleep(0.1)
+
+
+async def _send_message(socket_, counts: SessionCounts, events: list[dict]) -> None:
+    counts.messages += 1
+    counts.upto.append(counts.upto[-1] + len(events))
+    await socket_.send(json.dumps({"seq": counts.messages, "events": events}))
 
 
 async def drive(stage: Stage, positions: list[tuple[int, int]], barrier) -> dict:
@@ -197,7 +228,7 @@ async def drive(stage: Stage, positions: list[tuple[int, int]], barrier) -> dict
     own_before, start_at = _own_cpu(), time.monotonic() + 0.5  # the clients pass the barrier within a few ms
     # Each producer reads the corpus text from its own offset (no copy), and its first
     # message is spread over one interval (producers do not send in lockstep).
-    interval = stage.batch / stage.rate
+    interval = (1 if stage.linger else stage.batch) / stage.rate
     await asyncio.gather(
         *(
             produce(p, counts[s], stage, s * 997, start_at + interval * i / stage.sessions, start_at + stage.seconds)
@@ -214,6 +245,8 @@ async def drive(stage: Stage, positions: list[tuple[int, int]], barrier) -> dict
     return {
         "sent": sum(c.sent for c in counts.values()),
         "acked": sum(c.acked for c in counts.values()),
+        "messages": sum(c.messages for c in counts.values()),
+        "acked_messages": sum(c.acked_messages for c in counts.values()),
         "last_ack_at": max(c.last_ack_at for c in counts.values()),
         "unacked": sum(c.sent - c.acked for c in counts.values()),
         # acknowledged (stored) but never seen by the session's viewer
@@ -249,10 +282,13 @@ def run_stage(stage: Stage, session_ids: list[int], clients: int, server_pids: l
     for worker in workers:
         worker.start()
     barrier.wait()  # every client connected: the clock starts
-    server_before, machine_before, wall_before = _servers_cpu(server_pids), _machine_cpu(), time.monotonic()
+    server_before, loops_before = _servers_cpu(server_pids), _servers_cpu(server_pids, main_thread=True)
+    machine_before, wall_before = _machine_cpu(), time.monotonic()
     parts = [results.get() for _ in workers]
     wall = max(part["done_at"] for part in parts) - wall_before
-    server_cpu = (_servers_cpu(server_pids) - server_before) / wall
+    server_cpu_s = _servers_cpu(server_pids) - server_before
+    loops_cpu_s = _servers_cpu(server_pids, main_thread=True) - loops_before
+    server_cpu = server_cpu_s / wall
     machine_cpu = (_machine_cpu() - machine_before) / wall
     for worker in workers:
         worker.join()
@@ -264,6 +300,10 @@ def run_stage(stage: Stage, session_ids: list[int], clients: int, server_pids: l
         "k": len(session_ids),
         "offered": len(session_ids) * stage.rate,
         "sent": sum(part["sent"] for part in parts),
+        "messages": sum(part["messages"] for part in parts),
+        # the server's CPU for each message it stored, acknowledged and forwarded
+        "cpu_ms_message": 1000 * server_cpu_s / (acked_messages := max(sum(p["acked_messages"] for p in parts), 1)),
+        "loop_ms_message": 1000 * loops_cpu_s / acked_messages,  # of which the event loops' (the main threads)
         "acked": acked,
         "ack_rate": acked / max(max(part["last_ack_at"] for part in parts) - start_at, stage.seconds),
         **{key: sum(part[key] for part in parts) for key in ("unacked", "lost", "lost_sessions", "errors")},
@@ -290,8 +330,8 @@ def latency_timeline(sent_latencies: list[tuple[float, float]], start_at: float)
     ]
 
 
-def _servers_cpu(pids: list[int]) -> float:
-    return sum(cpu_seconds(pid) for pid in pids)
+def _servers_cpu(pids: list[int], main_thread: bool = False) -> float:
+    return sum(cpu_seconds(pid, pid if main_thread else None) for pid in pids)
 
 
 def _machine_cpu() -> float:
@@ -332,7 +372,6 @@ def profile_ingest(text: str, messages: int) -> None:
     connection): batches of B one-event messages of B sessions, `messages`
     messages in all per B; then cProfile the largest batches."""
     import cProfile
-    import pstats
 
     from loopguard_site.live.services import IngestRequest, live_ingest_batch
 
@@ -367,18 +406,25 @@ def print_row(row: dict, rate: float, seconds: float) -> None:
 
     print(
         f"| {row['k']} × {rate:g}/s | {row['offered']:,.0f} | {row['ack_rate']:,.0f} | {row['sent']:,}"
-        f" | {row['unacked']:,} | {row['lost']} ({row['lost_sessions']} sessions)"
+        f" | {row['messages']:,} | {row['unacked']:,} | {row['lost']} ({row['lost_sessions']} sessions)"
         f" | {ms(row['p50'])} | {ms(row['p99'])} | {100 * row['server_cpu']:.0f} %"
+        f" | {row['cpu_ms_message']:.3f} ({row['loop_ms_message']:.3f})"
         f" | {100 * row['own_cpu']:.0f} % | {100 * row['machine_cpu']:.0f} % | {row['connect_s']:.1f}"
         f" | {load_average()[13:]} |",
         flush=True,
     )
 
 
-def saturated(row: dict, targets: bool = True) -> str:
+def _batching(batch: int, linger: float) -> str:
+    if linger:
+        return f"events batched as LiveSession does (linger {linger:g} s, at most {batch} a message)"
+    return f"{batch} event(s) a message"
+
+
+def saturated(row: dict, target_ms: float, targets: bool = True) -> str:
     reasons = []
-    if targets and (row["p99"] is None or row["p99"] * 1000 > TARGET_P99_MS):
-        reasons.append(f"p99 over {TARGET_P99_MS} ms")
+    if targets and (row["p99"] is None or row["p99"] * 1000 > target_ms):
+        reasons.append(f"p99 over {target_ms:g} ms")
     if row["lost"]:
         reasons.append("events lost")
     if row["closed"]:
@@ -395,17 +441,36 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="K = 1, 10, 50 for 8 s each")
     parser.add_argument("--producers", type=int, nargs="+", default=None, help="the ramp of K")
     parser.add_argument("--rate", type=float, default=20.0, help="events per second per producer (default 20)")
-    parser.add_argument("--batch", type=int, default=1, help="events per message (default 1: one message an event)")
+    parser.add_argument(
+        "--batch",
+        type=int,
+        default=None,
+        help="events per message (default 1: one message an event; with --linger the most, default 256)",
+    )
+    parser.add_argument(
+        "--linger",
+        type=float,
+        nargs="?",
+        const=0.25,
+        default=0.0,
+        metavar="S",
+        help="batch as LiveSession does, waiting up to S seconds (its default 0.25)",
+    )
     parser.add_argument(
         "--throughput", action="store_true", help="run every stage unless events are lost or sockets closed"
     )
     parser.add_argument("--seconds", type=float, default=None, help="sending time per stage (default 20, --quick 8)")
     parser.add_argument("--servers", type=int, default=1, help="Daphne processes (default 1)")
     parser.add_argument("--clients", type=int, default=2, help="load generator processes (default 2)")
+    parser.add_argument(
+        "--profile-servers", action="store_true", help="cProfile the Daphne processes' event loops; print it at the end"
+    )
     parser.add_argument("--timeline", action="store_true", help="print each stage's latency per second of sending")
     parser.add_argument("--profile-ingest", type=int, nargs="?", const=2000, default=None, metavar="N",
                         help="profile live_ingest_batch in-process (default 2000 messages a batch size)")  # fmt: skip
     args = parser.parse_args(argv)
+    batch = args.batch or (256 if args.linger else 1)
+    target_ms = TARGET_LINGER_P99_MS if args.linger else TARGET_P99_MS
     ramp = args.producers or ([1, 10, 50] if args.quick else [1, 10, 50, 100, 250, 500])
     seconds = args.seconds or (8.0 if args.quick else 20.0)
     _, text = corpus_texts(TEXT_CHARS)["content"]
@@ -417,19 +482,24 @@ def main(argv: list[str] | None = None) -> int:
         user, project, token = bench_user_token()
         sessions = live_sessions(user, project, sum(ramp))
         env = {**env, "LOOPGUARD_TOKEN_DAILY_QUOTA": str(10**12)}  # the bench's one token sends millions of messages
-        daphnes = [start_daphne(servers, env, logs / f"daphne-{n}.log") for n in range(args.servers)]
+        profiles = [logs / f"daphne-{n}.prof" for n in range(args.servers)] if args.profile_servers else None
+        daphnes = [
+            start_daphne(servers, env, logs / f"daphne-{n}.log", profile=profiles and profiles[n])
+            for n in range(args.servers)
+        ]
         print(
             f"{args.servers} daphne process(es) on {HOST}, ports {', '.join(str(port) for _, port in daphnes)};"
-            f" {args.clients} client processes; {seconds:g} s a stage; {args.batch} event(s) a message;"
+            f" {args.clients} client processes; {seconds:g} s a stage; {_batching(batch, args.linger)};"
             f" {os.cpu_count()} CPUs; {load_average()}"
         )
-        print("| producers × rate | offered ev/s | acked ev/s | sent | unacked | lost | p50 ms | p99 ms | daphne CPU"
-              " | client CPU | machine CPU | connect s | load average after |")  # fmt: skip
-        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        print("| producers × rate | offered ev/s | acked ev/s | sent | messages | unacked | lost | p50 ms | p99 ms"
+              " | daphne CPU | daphne CPU ms a message (event loops) | client CPU | machine CPU | connect s"
+              " | load average after |")  # fmt: skip
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         ports, pids = [port for _, port in daphnes], [server.pid for server, _ in daphnes]
         for k in ramp:
             chosen, sessions = sessions[:k], sessions[k:]
-            stage = Stage(ports, token, args.rate, args.batch, seconds, text, k)
+            stage = Stage(ports, token, args.rate, batch, args.linger, seconds, text, k)
             row = run_stage(stage, chosen, min(args.clients, k), pids)
             print_row(row, args.rate, seconds)
             if args.timeline:
@@ -437,9 +507,13 @@ def main(argv: list[str] | None = None) -> int:
                     f"{second}: {count} {1000 * p50:.0f}/{1000 * p99:.0f}/{1000 * top:.0f}"
                     for second, count, p50, p99, top in row["timeline"]
                 ), flush=True)  # fmt: skip
-            if reason := saturated(row, targets=not args.throughput):
+            if reason := saturated(row, target_ms, targets=not args.throughput):
                 print(f"\nsaturated at {k} producers: {reason}; the ramp stops here")
                 break
+    if args.profile_servers:
+        stats = pstats.Stats(*map(str, profiles))
+        stats.sort_stats("tottime").print_stats(40)
+        stats.sort_stats("cumulative").print_stats(60)
     print(f"daphne logs: {logs}")
     return 0
 

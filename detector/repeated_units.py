@@ -18,8 +18,9 @@ period, and may fire again after the run breaks.
 
 When no short unit is found, the same check looks for a long one (up to
 `long_unit_max_chars`): the last 32 characters searched backwards within
-that distance, at most `LONG_CANDIDATES` periods tried; three copies under
-`two_copy_chars`, two from there on (`_check_long`).
+that distance, at most `LONG_CANDIDATES` periods tried; two copies from
+`two_copy_chars` on, under it two and the evidence of a third
+(`evidence_chars`, shared with the block check; `_check_long`).
 
 Cost: O(1) per chunk (an append) except at a check, which costs
 O(window) in C plus a few Python steps, once per `unit_check_every`
@@ -39,6 +40,32 @@ MARKUP = re.compile(r"&[a-zA-Z]+;|\\[a-zA-Z]+")
 LINE_BREAK = re.compile(r"\s*\n\s*")
 LONG_KEY_CHARS = 32  # the same for a long unit: rarer in normal text, so fewer candidates
 LONG_CANDIDATES = 8  # long periods tried per check, nearest first: bounded work
+
+
+def evidence_chars(span: int, params, region: int, one_line: bool = False) -> int:
+    """Characters a run of copies `span` long must cover to be a loop.
+
+    `block_min_copies` whole copies are a loop from `two_copy_chars` on (a
+    paragraph said twice). A shorter copy said twice is a slip (a list item,
+    a reference), so the run must go on into a third copy, and that part
+    must hold evidence of its own: `region` characters (what a loop of short
+    copies must cover), or the whole third copy if it is shorter; one whole
+    line (code and tables repeat a line now and then) up to `line_min_copies`
+    whole copies. Evidence is copies times their length: a copy of 250
+    characters fires 160 characters into its third copy, a sentence of 60
+    at the end of its third.
+
+    >>> from detector.text_loop import TextLoopParams
+    >>> [evidence_chars(span, TextLoopParams(), 160) for span in (40, 150, 250, 300, 500)]
+    [120, 450, 660, 600, 1000]
+    >>> [evidence_chars(span, TextLoopParams(), 160, one_line=True) for span in (40, 60, 100, 200)]
+    [160, 240, 360, 560]
+    """
+    least = params.block_min_copies
+    if span >= params.two_copy_chars:
+        return least * span
+    most = max(params.line_min_copies, least + 1) if one_line else least + 1
+    return least * span + min((most - least) * span, region)
 
 
 def lines_around(unit: str) -> int:
@@ -154,11 +181,12 @@ class ShortUnitFinder:
     def _check_long(self, window: str, position: int) -> RepeatedRegion | None:
         """A unit longer than `unit_max_chars`: a formula or call chain with no
         space to cut it into blocks, or a passage of more blocks than the block
-        check's period limit. Under `two_copy_chars` it needs three whole
-        copies, from there on two: part of a long passage said again verbatim
-        is common in normal answers (a second method repeating the first one's
-        steps, a translation, a quoted paragraph), so the whole second copy
-        must be there."""
+        check's period limit. Under `two_copy_chars` it needs two whole
+        copies and part of a third (`evidence_chars`), from there on two:
+        part of a long passage said again verbatim is common in normal
+        answers (a second method repeating the first one's steps, a
+        translation, a quoted paragraph), so the whole second copy must be
+        there."""
         params = self.params
         size = len(window)
         if size < 2 * LONG_KEY_CHARS:
@@ -171,10 +199,9 @@ class ShortUnitFinder:
             if found < 0:
                 return None
             p = size - LONG_KEY_CHARS - found
-            need = (3 if p < params.two_copy_chars else 2) * p
-            if p < params.two_copy_chars and window.count("\n", size - p) == 1:
-                # One whole line: code, tables and tunes repeat a line now and then.
-                need = max(need, params.line_min_copies * p)
+            # One whole line: code, tables and tunes repeat a line now and then.
+            one_line = p < params.two_copy_chars and window.count("\n", size - p) == 1
+            need = evidence_chars(p, params, params.block_region_chars, one_line)
             if not LETTER.search(window, size - p):
                 need = max(need, self._required_chars(window[-p:]))
             if need <= size and window[size - need + p :] == window[size - need : size - p]:

@@ -16,16 +16,20 @@ inside "(fen2) at"), its digit runs masked to "0". Blocks of whitespace
 join the next block. Keys go through
 the one generic period finder (`PeriodTracker`).
 
-Threshold by the size of one copy: a run of period p blocks, one copy
+Threshold by evidence, copies times their length
+(`repeated_units.evidence_chars`): a run of period p blocks, one copy
 `span` characters long, fires once it holds `block_min_copies` copies and
 covers `block_region_chars` characters (`symbol_region_chars` visible,
 non-blank characters when the copy has no letter: table rules, ASCII art).
-A copy shorter than `two_copy_chars` needs a third copy: a reference or a
-list item said twice is a slip. So a paragraph of 300 characters or more
-fires at its second copy, a 60-character sentence at its third, "Wait,"
-only after 27; a copy that is one whole line needs `line_min_copies` (code
-and tables repeat a line now and then), and a letter-free line (a grid's
-row: an all-zero board) `grid_min_rows`.
+A copy shorter than `two_copy_chars` said twice is a slip (a reference, a
+list item): the run must go on into a third copy by `block_region_chars`
+characters, or to its end when the copy is shorter. So a paragraph of 300
+characters or more fires at its second copy, one of 250 characters 160
+characters into its third, a 60-character sentence at the end of its
+third, "Wait," only after 27; a copy that is one whole line goes on up to
+`line_min_copies` copies (code and tables repeat a short line now and
+then), and a letter-free line (a grid's row: an all-zero board) needs
+`grid_min_rows`.
 
 Numbers are masked in keys (a lone number, "1, 2, 3, …", is a count and
 kept). Copies that differ only in their numbers are weaker evidence than
@@ -62,7 +66,7 @@ from collections import deque
 
 from .period import PeriodTracker
 from .repeated_region import RepeatedRegion
-from .repeated_units import LETTER, lines_around
+from .repeated_units import LETTER, evidence_chars, lines_around
 
 # A newline, ASCII sentence/clause punctuation followed by whitespace, or a CJK mark.
 STRONG_BOUNDARY = re.compile(r"\n|[.!?;:,](?=\s)|[。！？；，、：]")
@@ -298,7 +302,8 @@ class BlockCycleFinder:
                 continue
             span = _end(last) - ring[-p][START]  # characters in one copy
             copy_text = "".join([ring[-j][RAW] for j in range(p, 0, -1)])
-            if not LETTER.search(copy_text):
+            visible = not LETTER.search(copy_text)
+            if visible:
                 # No word: count only visible characters, so the blank inside of
                 # an ASCII-art box ("|        |") takes many rows to add up.
                 span, region_chars = len(copy_text) - len(WHITESPACE.findall(copy_text)), params.symbol_region_chars
@@ -311,14 +316,14 @@ class BlockCycleFinder:
             # of several sentences or lines, or a line of a paragraph's length
             # (`two_copy_chars`), said twice is not.
             one_line = one_line and span < params.two_copy_chars
-            min_copies = params.line_min_copies if one_line else params.block_min_copies
-            if one_line and region_chars == params.symbol_region_chars:
+            if one_line and visible:
                 # A letter-free line: a grid's or table's row (an all-zero board).
-                min_copies = params.grid_min_rows
-            if span < params.two_copy_chars:
-                # A reference or list item said twice is a slip, not a loop.
-                min_copies = max(min_copies, params.block_min_copies + 1)
-            needed = max(p * min_copies, -(-region_chars * p // max(span, 1)))
+                needed = max(p * params.grid_min_rows, -(-region_chars * p // max(span, 1)))
+            else:
+                # Copies times their length: a copy under `two_copy_chars` said
+                # twice is a slip, so part of a third must follow.
+                chars = max(region_chars, evidence_chars(span, params, region_chars, one_line))
+                needed = _blocks_covering(ring, chars, max(span, 1), p, length, visible)
             if length < needed:
                 continue
             blocks = list(ring)
@@ -373,6 +378,24 @@ class BlockCycleFinder:
 def _same_copies(ring: deque[Block], q: int, p: int) -> bool:
     """Whether the last `p` blocks are copies, word for word, of the `q` before them."""
     return len(ring) >= p + q and all(ring[-j][BODY] == ring[-j - q][BODY] for j in range(1, p + 1))
+
+
+def _blocks_covering(ring: deque[Block], chars: int, span: int, p: int, run: int, visible: bool) -> int:
+    """How many blocks a run of period `p`, one copy `span` characters long
+    (visible ones only when `visible`), needs to cover `chars` characters:
+    whole copies, then the first blocks of the next one (counted in the
+    phase of the run, `run` blocks long)."""
+    copies, rest = divmod(chars, span)
+    if not rest:
+        return copies * p
+    # The last whole copy of the run, from its first block.
+    first = -(run % p) - p
+    for j in range(p):
+        raw = ring[first + j][RAW]
+        rest -= len(raw) - len(WHITESPACE.findall(raw)) if visible else len(raw)
+        if rest <= 0:
+            break
+    return copies * p + j + 1
 
 
 def _counter_steps(blocks: list[Block], p: int) -> int:

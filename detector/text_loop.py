@@ -12,8 +12,9 @@ Two finders run side by side on each channel:
 
 Both implement LoopGuard's own reading of seed 000 (types 3, 1 and 2) and
 beat it: no checkpoints, thresholds that fall as the unit grows (a
-passage of 300 characters or more is a loop at its second copy, a
-60-character sentence at its third, "Wait," only after 27 copies), and
+passage of 300 characters or more is a loop at its second copy, one of 250
+characters 160 characters into its third, a 60-character sentence at its
+third, "Wait," only after 27 copies), and
 letter-free units (table rules, ASCII art, digits) held to a longer
 region, a letter-free line (a grid's row) to `grid_min_rows` copies. The
 character-level finder also takes units past `unit_max_chars`, up to
@@ -73,7 +74,7 @@ class TextLoopParams:
         10, low=5, high=30, step=1, doc="copies a cycle of records (two lines or more) whose numbers change needs"
     )
     two_copy_chars: int = param(
-        300, low=100, high=1000, step=50, doc="a copy shorter than this needs a third copy to be a loop"
+        300, low=100, high=1000, step=50, doc="a copy shorter than this needs part of a third copy to be a loop"
     )
     block_region_chars: int = param(
         160, low=40, high=800, step=20, doc="characters a block cycle must cover (copies with a letter)"

@@ -152,7 +152,7 @@ class IngestConsumer(LiveConsumer):
         for detection in result.detections:
             await self.send_json({"detection": detection})
         if message.seq is not None:
-            await self.send_json({"ack": result.ack})
+            await self.send(text_data=f'{{"ack": {result.ack}}}')  # what send_json would send, without its encoder
         if message.close:
             await self.send_json({"state": result.state})
             await self.close(code=1000)

@@ -14,13 +14,15 @@ see `collect_if_grown`). Once the batch committed,
 its messages go to their viewers all at once (`forward_to_viewers`, one
 Redis round trip for the batch), on the sockets' event loop (the server's:
 its channel-layer connections are there), and then each socket hears its
-message's outcome.
+message's outcome. A socket waits on an asyncio future of its loop, which
+only that loop resolves: one hand-over to the loop a batch, where a
+`concurrent.futures.Future` would cost one for each message (a wake-up of
+the loop through its self-pipe, a system call each).
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import gc
 import logging
 import queue
@@ -39,8 +41,8 @@ MAX_BATCH = 2000  # messages a batch takes at most
 IDLE_SECONDS = 1.0  # an idle thread closes its database connection after this
 IDLE_COLLECT_GROWTH = 0.1  # an idle thread collects garbage once long-lived objects grew by this fraction
 
-_Job = tuple[IngestRequest, concurrent.futures.Future, asyncio.AbstractEventLoop]
-_Answer = tuple[IngestRequest, concurrent.futures.Future, IngestResult | FieldError]
+_Job = tuple[IngestRequest, asyncio.Future, asyncio.AbstractEventLoop]
+_Answer = tuple[IngestRequest, asyncio.Future, IngestResult | FieldError | Exception]
 
 
 class IngestWorker:
@@ -52,11 +54,12 @@ class IngestWorker:
         self._lock = threading.Lock()
         self._long_lived = 0  # objects in the collector's oldest generation after the last idle collection
 
-    def submit(self, request: IngestRequest, loop: asyncio.AbstractEventLoop) -> concurrent.futures.Future:
-        """Queue a message of a socket served by `loop`; the future's result
-        is its `IngestResult` once stored and forwarded to the viewers, or
-        the `FieldError` that refused it."""
-        future: concurrent.futures.Future = concurrent.futures.Future()
+    def submit(self, request: IngestRequest) -> asyncio.Future:
+        """Queue a message of a socket served by the running event loop; the
+        future's result is its `IngestResult` once stored and forwarded to
+        the viewers, or the `FieldError` that refused it."""
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
         with self._lock:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="live-ingest", daemon=True)
@@ -85,7 +88,7 @@ class IngestWorker:
             jobs: list[_Job] = []
             while job is not None:
                 _, future, _ = job
-                if future.set_running_or_notify_cancel():  # a socket gone before its message was taken: dropped
+                if not future.cancelled():  # a socket gone before its message was taken: dropped
                     jobs.append(job)
                 if len(jobs) == MAX_BATCH:
                     break
@@ -115,22 +118,19 @@ class IngestWorker:
 
     def _store(self, jobs: list[_Job]) -> None:
         try:
-            outcomes = live_ingest_batch([request for request, _, _ in jobs])
+            outcomes: list = live_ingest_batch([request for request, _, _ in jobs])
         except Exception as exc:  # the database failed the batch: every socket of it hears so
             log.exception("a live ingest batch of %d messages failed", len(jobs))
             connection.close()  # a broken connection is replaced with the next batch
-            for _, future, _ in jobs:
-                future.set_exception(exc)
-            return
+            outcomes = [exc] * len(jobs)
         by_loop: dict[asyncio.AbstractEventLoop, list[_Answer]] = {}
         for (request, future, loop), outcome in zip(jobs, outcomes, strict=True):
             by_loop.setdefault(loop, []).append((request, future, outcome))
         for loop, answers in by_loop.items():
             try:
                 asyncio.run_coroutine_threadsafe(_forward_and_answer(answers), loop)
-            except RuntimeError as exc:  # the loop is closed: its sockets are gone
-                for _, future, _ in answers:
-                    future.set_exception(exc)
+            except RuntimeError:  # the loop is closed: its sockets are gone, no one waits for an answer
+                pass
 
 
 ingest_worker = IngestWorker()
@@ -138,18 +138,24 @@ ingest_worker = IngestWorker()
 
 async def _forward_and_answer(answers: list[_Answer]) -> None:
     """Forward a batch's stored messages to their viewers, then answer each
-    socket. A forward that fails (Redis unreachable) fails the sockets whose
-    messages it carried: stored but not acknowledged, the producer resends
-    them and gets them acknowledged (a duplicate is stored no second time)."""
+    socket (an exception: the batch failed). A forward that fails (Redis
+    unreachable) fails the sockets whose messages it carried: stored but not
+    acknowledged, the producer resends them and gets them acknowledged (a
+    duplicate is stored no second time)."""
     forwarded = [answer for answer in answers if isinstance(answer[2], IngestResult) and answer[2].viewer_texts]
     try:
         if forwarded:
             await forward_to_viewers([(request.session_id, outcome.viewer_texts) for request, _, outcome in forwarded])
     except Exception as exc:  # noqa: BLE001 - whatever it was, those sockets hear it
         for _, future, _ in forwarded:
-            future.set_exception(exc)
+            if not future.done():
+                future.set_exception(exc)
     for _, future, outcome in answers:
-        if not future.done():
+        if future.done():  # failed by the forward above, or cancelled (the socket is gone)
+            continue
+        if isinstance(outcome, Exception) and not isinstance(outcome, FieldError):
+            future.set_exception(outcome)
+        else:
             future.set_result(outcome)
 
 
@@ -157,7 +163,7 @@ async def socket_ingest(request: IngestRequest) -> IngestResult:
     """Store a producer socket's message (with those of the process's other
     sockets) and forward it to the session's viewers; raises the
     `FieldError` that refused it."""
-    outcome = await asyncio.wrap_future(ingest_worker.submit(request, asyncio.get_running_loop()))
+    outcome = await ingest_worker.submit(request)
     if isinstance(outcome, FieldError):
         raise outcome
     return outcome

@@ -9,6 +9,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Case, Exists, OuterRef, Prefetch, Q, QuerySet, Value, When
+from django.db.models.lookups import Exact
 
 from detector.config import Config
 from loopguard_site.accounts.access import in_visible_projects, object_for
@@ -127,8 +128,8 @@ def _of_profile(results: QuerySet, profile: str) -> Q:
     mine = results.filter(session=OuterRef("pk"))
     if profile:
         return Q(Exists(mine.filter(profile=profile)))
-    own = Q(Exists(mine.filter(profile=OuterRef("profile"))))
-    return (Q(profile="") & Q(Exists(mine))) | (~Q(profile="") & own)
+    # One EXISTS, not two OR'd: the database can then join it as a semi-join.
+    return Q(Exists(mine.filter(Q(profile=OuterRef("profile")) | Exact(OuterRef("profile"), ""))))
 
 
 def _verdict_filter(verdict: str, profile: str) -> Q:

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from loopguard_site.api import api_view, int_param
+from loopguard_site.api import api_view
 from loopguard_site.replay.models import SessionVerdict
 from loopguard_site.transcripts.api_views import session_summary, sessions_create
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.selectors import session_for, sessions_visible_to
 
-from .filters import session_filters
-from .selectors import PAGE_SIZE, session_list
+from .filters import page_cursor, session_filters
+from .selectors import PAGE_SIZE, session_list, session_page
 
 
 def session_detail_dict(session: Session) -> dict:
@@ -57,15 +57,15 @@ def sessions(request: HttpRequest) -> HttpResponse:
 
 def sessions_list(request: HttpRequest) -> JsonResponse:
     filters = session_filters(request.GET)
-    page = int_param(request, "page", 1, low=1)
-    start = (page - 1) * PAGE_SIZE
-    rows = list(session_list(among=sessions_visible_to(request.user), **filters)[start : start + PAGE_SIZE + 1])
+    after = page_cursor(request.GET, "after", filters["sort"])
+    sessions = session_list(among=sessions_visible_to(request.user), **filters)
+    page = session_page(sessions, sort=filters["sort"], size=PAGE_SIZE, after=after, total=False)
     next_url = None
-    if len(rows) > PAGE_SIZE:
+    if page.next is not None:
         query = request.GET.copy()
-        query["page"] = str(page + 1)
+        query["after"] = page.next.token()
         next_url = request.build_absolute_uri(f"{request.path}?{query.urlencode()}")
-    return JsonResponse({"results": [session_detail_dict(s) for s in rows[:PAGE_SIZE]], "next": next_url})
+    return JsonResponse({"results": [session_detail_dict(s) for s in page.sessions], "next": next_url})
 
 
 @api_view()

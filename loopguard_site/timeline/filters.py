@@ -12,6 +12,8 @@ from loopguard_site.replay.selectors import VERDICTS
 from loopguard_site.review.selectors import LABEL_FILTERS
 from loopguard_site.transcripts.selectors import DEFAULT_SORT, sort_choices
 
+from .selectors import END, Cursor, cursor_from_token
+
 _TRUE = {"1", "true", "yes"}
 _FALSE = {"0", "false", "no"}
 
@@ -62,3 +64,25 @@ def session_filters(params: QueryDict) -> dict:
         "created": day,
         "live": live in _TRUE,
     }
+
+
+def page_cursor(params: QueryDict, name: str, sort: str) -> Cursor | None:
+    """The cursor of `?after=` or `?before=` (`name`) as the list's own links
+    give it for `sort`; None if absent; a `FieldError` naming it if bad."""
+    token = params.get(name, "").strip()
+    if not token:
+        return None
+    try:
+        return cursor_from_token(token, sort)
+    except ValueError as exc:
+        raise FieldError(f"{name} must be a place in the list as its page links give it, not {token!r}", name) from exc
+
+
+def page_cursors(params: QueryDict, sort: str) -> dict:
+    """`session_page`'s `after` and `before` from `?after=&before=` (one of
+    them; `before=end` asks for the last page)."""
+    if params.get("after", "").strip() and params.get("before", "").strip():
+        raise FieldError("before cannot be given with after", "before")
+    if params.get("before", "").strip() == END:
+        return {"after": None, "before": END}
+    return {"after": page_cursor(params, "after", sort), "before": page_cursor(params, "before", sort)}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 
 from django.db.models import Q, QuerySet
 from django.db.models.fields.json import KeyTextTransform
@@ -22,7 +22,7 @@ from loopguard_site.replay.selectors import (
 from loopguard_site.review.models import LabelKind
 from loopguard_site.review.selectors import sessions_by_label, sessions_with_label_kinds
 from loopguard_site.transcripts.models import Event, Session
-from loopguard_site.transcripts.selectors import DEFAULT_SORT, sessions_matching
+from loopguard_site.transcripts.selectors import DEFAULT_SORT, SESSION_SORTS, sessions_matching, sessions_with_ids
 
 from .streams import SessionStreams, streams_from_events
 
@@ -154,9 +154,8 @@ def session_list(
     session's own fields as `transcripts.selectors.sessions_matching` reads
     them; `has_detections`, `verdict`, `detector` and `detection_type` under
     `profile` as `replay.selectors.sessions_by_results` does; `label` as
-    `review.selectors.sessions_by_label`. Each row carries its verdicts
-    (prefetched, by profile), `scanning` (a replay of it is queued or
-    running) and its label kinds (`labelled_*`)."""
+    `review.selectors.sessions_by_label`. Pages of it: `session_page`, which
+    reads each row's verdicts and label kinds."""
     sessions = sessions_matching(
         among=among,
         project=project,
@@ -168,16 +167,135 @@ def session_list(
         created=created,
         live=live,
         sort=sort,
-    ).select_related("uploader", "project")
+    )
     sessions = sessions_by_results(
-        sessions.prefetch_related("tags"),
+        sessions,
         has_detections=has_detections,
         profile=profile,
         verdict=verdict,
         detector=detector,
         detection_type=detection_type,
     )
-    return sessions_with_label_kinds(sessions_with_verdicts(sessions_by_label(sessions, label)))
+    return sessions_by_label(sessions, label)
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """A place in a sorted session list: the sort key's value and the id
+    of the row a page ends at (`after=`) or starts at (`before=`)."""
+
+    value: str | int | datetime
+    id: int
+
+    def token(self) -> str:
+        """As links carry it: `value,id` (the value's own commas stay: the
+        id is after the last one)."""
+        value = self.value.isoformat() if isinstance(self.value, datetime) else self.value
+        return f"{value},{self.id}"
+
+
+END = "end"  # `before=end`: the last page
+
+
+def cursor_from_token(token: str, sort: str) -> Cursor:
+    """The cursor a link's `value,id` names for `sort`; ValueError if it is
+    not one."""
+    value, comma, pk = token.rpartition(",")
+    if not comma or not pk.isdigit():
+        raise ValueError("not value,id")
+    field = SESSION_SORTS[sort.removeprefix("-")]
+    if field == "created":
+        moment = datetime.fromisoformat(value)
+        if moment.tzinfo is None:
+            raise ValueError("a time without its UTC offset")
+        return Cursor(moment, int(pk))
+    if field == "event_count":
+        if not value.isdigit():
+            raise ValueError("an event count is a whole number")
+        return Cursor(int(value), int(pk))
+    return Cursor(value, int(pk))
+
+
+# Sessions a list counts at most: counting every match of a filter reads
+# them all (hundreds of ms at 100,000 sessions); beyond, the page says "more than 1,000".
+COUNT_LIMIT = 1_000
+
+
+@dataclass(frozen=True)
+class SessionPage:
+    """One page of a session list: its sessions (verdicts, tags and label
+    kinds read for them alone), the cursors of the pages before and after it
+    (None at either end) and how many sessions the whole list has, counted
+    up to `COUNT_LIMIT` (`total_capped`: there are more)."""
+
+    sessions: list[Session]
+    previous: Cursor | None
+    next: Cursor | None
+    total: int
+    total_capped: bool = False
+
+
+def session_page(
+    sessions: QuerySet[Session],
+    *,
+    sort: str = DEFAULT_SORT,
+    size: int,
+    after: Cursor | None = None,
+    before: Cursor | str | None = None,
+    total: bool = True,
+) -> SessionPage:
+    """The `size` sessions of `sessions` (a `session_list`, sorted by
+    `sort`) that follow `after`, or precede `before` (`END`: the last page),
+    or the first ones. Keyset pagination: the page's ids are read by walking
+    the sort's (value, id) order from the cursor, so a deep page costs what
+    the first one does (a short page back at the start is the first page);
+    only then are that page's rows read with their verdicts, tags, label
+    kinds and scan state. `total=False` leaves the count out (0)."""
+    descending = sort.startswith("-")
+    field = SESSION_SORTS[sort.removeprefix("-")]
+    backwards = before is not None
+    walk_descending = descending != backwards
+    keys = sessions.values_list(field, "id")
+    cursor = before if isinstance(before, Cursor) else after
+    if cursor is not None:
+        keys = keys.filter(_beyond(field, cursor, descending=walk_descending))
+    sign = "-" if walk_descending else ""
+    found = list(keys.order_by(f"{sign}{field}", f"{sign}id")[: size + 1])
+    more, found = len(found) > size, found[:size]
+    if backwards and not more and len(found) < size:  # back at the start: show the first page whole
+        return session_page(sessions, sort=sort, size=size, total=total)
+    if backwards:
+        found.reverse()
+    ends = (Cursor(*found[0]), Cursor(*found[-1])) if found else (None, None)
+    earlier = more if backwards else cursor is not None
+    later = isinstance(before, Cursor) if backwards else more
+    counted = sessions.order_by()[: COUNT_LIMIT + 1].count() if total else 0
+    return SessionPage(
+        sessions=_page_rows([pk for _, pk in found]),
+        previous=ends[0] if earlier else None,
+        next=ends[1] if later else None,
+        total=min(counted, COUNT_LIMIT),
+        total_capped=counted > COUNT_LIMIT,
+    )
+
+
+def _beyond(field: str, cursor: Cursor, *, descending: bool) -> Q:
+    """The rows after `cursor` in (field, id) order. The first, redundant
+    bound lets the database start its index scan at the cursor."""
+    way = "lt" if descending else "gt"
+    past = Q(**{f"{field}__{way}": cursor.value}) | Q(**{field: cursor.value, f"id__{way}": cursor.id})
+    return Q(**{f"{field}__{way}e": cursor.value}) & past
+
+
+def _page_rows(ids: list[int]) -> list[Session]:
+    """The sessions `ids`, in that order, each with its verdicts (by
+    profile), tags, `scanning` (a replay of it is queued or running) and its
+    label kinds (`labelled_*`): each layer reads its own for this page alone."""
+    if not ids:
+        return []
+    rows = sessions_with_label_kinds(sessions_with_verdicts(sessions_with_ids(ids)))
+    by_id = {session.pk: session for session in rows}
+    return [by_id[pk] for pk in ids]
 
 
 @dataclass(frozen=True)
@@ -200,7 +318,7 @@ _LIVE_STATES = {
 
 
 def session_row(session: Session, profile: str = "") -> SessionRow:
-    """A row of `session_list` (its verdicts prefetched, its label kinds
+    """A session of a `session_page` (its verdicts prefetched, its label kinds
     annotated) as the list shows it; `profile` as the list's filter gives it.
     The scan state reads that profile's verdict, else the session's own
     profile's, else any: a loop under any of them makes it scanned-loop."""

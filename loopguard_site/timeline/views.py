@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
@@ -31,13 +30,15 @@ from loopguard_site.transcripts.selectors import (
 
 from .charts import AXES, clickable_detections, timeline_figure
 from .conversation import CONTEXT_ITEMS, PAGE_ITEMS, ItemIndex, item_views
-from .filters import session_filters
+from .filters import page_cursors, session_filters
 from .page import detection_targets, session_page_parts
 from .panels import text_window, tool_window
 from .selectors import (
+    END,
     PAGE_SIZE,
     session_checkpoint_rows,
     session_detection_rows,
+    session_page,
     session_profiles,
     session_row,
     session_streams,
@@ -51,17 +52,21 @@ def session_list(request: HttpRequest) -> HttpResponse:
     error = None
     try:
         filters = session_filters(request.GET)
+        cursors = page_cursors(request.GET, filters["sort"])
     except FieldError as exc:
         error = page_error(exc)
-        filters = session_filters({})
+        filters, cursors = session_filters({}), {}
     visible = sessions_visible_to(request.user)
-    page = Paginator(select_sessions(among=visible, **filters), PAGE_SIZE).get_page(request.GET.get("page"))
+    sessions = select_sessions(among=visible, **filters)
+    page = session_page(sessions, sort=filters["sort"], size=PAGE_SIZE, **cursors)
     query = request.GET.copy()
-    query.pop("page", None)
+    for name in ("after", "before"):
+        query.pop(name, None)
     projects = projects_with_role(request.user, Role.VIEWER)
     context = {
         "page": page,
-        "rows": [session_row(session, filters["profile"]) for session in page.object_list],
+        "rows": [session_row(session, filters["profile"]) for session in page.sessions],
+        "last_page": END,
         "filters": filters,
         "filter_error": error,
         "options": session_filter_options(visible),

@@ -33,7 +33,7 @@ class Session(models.Model):
     model = models.CharField(max_length=200, blank=True)
     source_format = models.CharField(max_length=32)
     parser_version = models.CharField(max_length=32, blank=True)
-    created = models.DateTimeField(auto_now_add=True, db_index=True)
+    created = models.DateTimeField(auto_now_add=True)
     uploader = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="sessions")
     tags = models.ManyToManyField(Tag, blank=True, related_name="sessions")
@@ -43,6 +43,14 @@ class Session(models.Model):
 
     class Meta:
         ordering = ["-created", "-id"]
+        # The session list's sorts, each with the id that breaks its ties:
+        # a keyset page walks one of these from its cursor.
+        indexes = [
+            models.Index(fields=["created", "id"], name="session_created_id"),
+            models.Index(fields=["title", "id"], name="session_title_id"),
+            models.Index(fields=["model", "id"], name="session_model_id"),
+            models.Index(fields=["event_count", "id"], name="session_events_id"),
+        ]
 
     def __str__(self) -> str:
         return self.title

@@ -105,6 +105,12 @@ def sessions_matching(
     return sessions.order_by(f"{sign}{field}", f"{sign}id")
 
 
+def sessions_with_ids(ids: list[int]) -> QuerySet[Session]:
+    """The sessions `ids` (in no order) with their uploader, project and tags:
+    the rows of one page of the session list, read once its ids are known."""
+    return Session.objects.filter(pk__in=ids).select_related("uploader", "project").prefetch_related("tags")
+
+
 def session_for(user: AbstractBaseUser, pk: int, role: str = Role.VIEWER) -> Session:
     """The session `pk` if `user` has `role` in its project (accounts.access
     refuses otherwise: Http404 or PermissionDenied)."""
@@ -172,11 +178,18 @@ def sessions_event_streams(sessions: Sequence[tuple[int, int]]) -> Iterator[tupl
 
 def session_filter_options(among: QuerySet[Session]) -> dict[str, list[str]]:
     """The values the list's filter menus offer: models, formats and tags in
-    use by the sessions of `among`."""
+    use by the sessions of `among`. Models and formats come from one pass
+    over the sessions; each tag is kept at its first session found."""
+    pairs = among.order_by().values_list("model", "source_format").distinct()
+    models, formats = set(), set()
+    for model, source_format in pairs:
+        models.add(model)
+        formats.add(source_format)
+    tagged = Tag.sessions.through.objects.filter(tag=OuterRef("pk"), session__in=among)
     return {
-        "models": list(among.exclude(model="").order_by("model").values_list("model", flat=True).distinct()),
-        "formats": list(among.order_by("source_format").values_list("source_format", flat=True).distinct()),
-        "tags": list(Tag.objects.filter(sessions__in=among).order_by("name").values_list("name", flat=True).distinct()),
+        "models": sorted(models - {""}),
+        "formats": sorted(formats),
+        "tags": list(Tag.objects.filter(Exists(tagged)).order_by("name").values_list("name", flat=True)),
     }
 
 

@@ -271,7 +271,8 @@ PASSAGE = (
 # Thresholds: "思考" (2 letters a copy) needs 20 copies (40 characters, 20
 # letters); a sentence needs 3 copies (and 160 characters in all as
 # blocks, 3 copies when the character-level check sees it first), 2 copies
-# from 300 characters on (a shorter one said twice is a slip).
+# from 300 characters on (a shorter one said twice is a slip; a longer one
+# under 300 fires 160 characters into its third copy, below).
 @pytest.mark.parametrize(
     ("text", "fires"),
     [
@@ -295,6 +296,43 @@ PASSAGE = (
 )
 def test_thresholds(text, fires):
     assert bool(detect(text)) is fires
+
+
+# Evidence is copies times their length: a copy under 300 characters said
+# twice is a slip, but once the run goes on into a third copy by 160
+# characters (what a loop of short copies must cover) it is a loop, before
+# that copy ends. A passage of five sentences (232 characters):
+MEETING = (
+    "The committee met again on Monday to review it. Every member read the same report twice over. "
+    "They agreed that the budget needed more time. Nobody wanted to vote before the next meeting. "
+    "So the chair closed the session before noon. "
+)
+# One line of 169 characters, cut into blocks at its commas.
+DEVIATION = (
+    "Squared differences, then the mean of them, then the square root of that mean, give the standard"
+    " deviation of the sample, which we report for each group of values here.\n"
+)
+
+
+def test_a_copy_under_two_copy_chars_fires_once_its_third_copy_holds_a_region():
+    # Two copies and three sentences (140 characters) of a third: quiet.
+    assert detect(MEETING * 2 + MEETING[:140] + "Then we all went home for good.") == []
+    # Four sentences (187 characters): caught at the first character check
+    # past 2 x 232 + 160 = 624 characters, 56 before the third copy ends.
+    (found,) = detect(MEETING * 2 + MEETING[:187])
+    assert (found.type, found.start, found.at, found.period, found.repeats) == ("short_unit", 0, 640, 232, 2)
+    assert found.at < 3 * len(MEETING) == 696
+
+
+def test_a_long_line_needs_a_region_of_its_third_copy_not_four_copies():
+    # A line under 300 characters needed four copies (code and tables repeat
+    # a line now and then); by evidence, 2 x 169 + 160 = 498 characters do.
+    text = "Intro line.\n" + DEVIATION * 2
+    assert detect(text + DEVIATION[:100] + "\nDone.") == []
+    (found,) = detect(text + DEVIATION * 2)
+    # (The run reaches back to "e.\n" of "line.\n", as the copy ends in "here.\n".)
+    assert (found.type, found.start, found.at, found.period, found.repeats) == ("short_unit", 9, 512, 169, 2)
+    assert found.at < 12 + 3 * len(DEVIATION) == 519
 
 
 def test_one_report_per_loop_and_a_new_loop_fires_again():

@@ -1,7 +1,9 @@
 """Issue 19's classes of text, generated (tests/detector/synthetic.py): the
 default profile catches the loops of 19.1 from their start and stays quiet
 on the legitimate texts of 19.2; the anchored list-number strip (19.3); the
-near-duplicate detector's evidence rules; split invariance on every class."""
+near-duplicate detector's evidence rules; passages under `two_copy_chars`
+caught on the evidence of part of their third copy; split invariance on
+every class."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import pytest
 from detector import Monitor
 from detector.config import get_profile
 from detector.near_duplicate import prose_tokens
-from tests.detector.synthetic import LOOP_CLASSES, QUIET_CLASSES, cases
+from tests.detector.synthetic import CLAUSES, INTROS, LOOP_CLASSES, QUIET_CLASSES, cases
 
 CASES_PER_CLASS = 12
 
@@ -108,3 +110,30 @@ def test_a_parallel_list_is_no_paraphrase_loop():
 
 def test_near_duplicate_is_in_the_default_profile_and_warns():
     assert get_profile("default").detectors["near_duplicate"].action == "warn"
+
+
+def _passage(rng: random.Random) -> str:
+    """A passage of short clauses, 170 to 299 characters: under `two_copy_chars`."""
+    separator = rng.choice([", ", "\n", "; "])
+    target = rng.randint(170, 290)
+    clauses: list[str] = []
+    while sum(len(c) + len(separator) for c in clauses) < target:
+        clauses.append(rng.choice([c for c in CLAUSES if c.isascii()]))
+    passage = separator.join(clauses) + ".\n"
+    return passage if len(passage) < 300 else _passage(rng)
+
+
+@pytest.mark.parametrize("seed", range(CASES_PER_CLASS))
+def test_a_passage_under_two_copy_chars_fires_on_the_evidence_of_its_third_copy(seed):
+    # Evidence is copies times their length: two copies of a passage under
+    # 300 characters and 160 characters of its third (what a loop of short
+    # copies must cover) are a loop; before the third copy ends.
+    rng = random.Random(seed)
+    intro, passage = rng.choice(INTROS), _passage(rng)
+    start = len(intro)
+    first = scan(intro + passage * 3)[0]
+    # (The run may reach back into the intro's last characters: a rotation.)
+    assert first.start <= start
+    assert first.start + 2 * len(passage) + 160 <= first.at < start + 3 * len(passage)
+    # Two copies and less than that of a third, then other text: a slip.
+    assert scan(intro + passage * 2 + passage[:120] + " That is all for today.\n") == []

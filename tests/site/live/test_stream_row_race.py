@@ -49,7 +49,7 @@ def test_an_ingest_that_waited_for_the_lock_finds_the_stream_created_meanwhile(l
 
     waiting = (
         "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-        " AND wait_event_type = 'Lock' AND query LIKE '%%FOR UPDATE OF s%%'"
+        " AND wait_event_type = 'Lock' AND query LIKE '%%FOR UPDATE OF m%%'"
     )
     with psycopg.connect(url, autocommit=True) as watcher, ThreadPoolExecutor(max_workers=2) as pool:
         first = pool.submit(sweep_first)

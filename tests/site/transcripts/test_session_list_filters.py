@@ -4,6 +4,7 @@ home page and GET /api/sessions give exactly the expected rows."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from urllib.parse import quote
 
 import pytest
 
@@ -119,17 +120,20 @@ def test_api_list_pages_with_a_next_url_keeping_the_filters(api, sessions, monke
 
     first = api.get("/api/sessions?tag=prod").json()
     second = api.get(first["next"]).json()
-    beyond = api.get("/api/sessions?tag=prod&page=3").json()
+    beyond = api.get(f"/api/sessions?tag=prod&after={quote(T0.isoformat())},{sessions['Alpha loop'].pk}").json()
 
     assert [r["title"] for r in first["results"]] == ["Beta chat"]
-    assert first["next"] == "http://testserver/api/sessions?tag=prod&page=2"
+    beta = sessions["Beta chat"]
+    assert (
+        first["next"] == f"http://testserver/api/sessions?tag=prod&after=2026-01-01T00%3A01%3A00%2B00%3A00%2C{beta.pk}"
+    )
     assert ([r["title"] for r in second["results"]], second["next"]) == (["Alpha loop"], None)
     assert beyond == {"results": [], "next": None}
 
 
 @pytest.mark.django_db
 @pytest.mark.parametrize(
-    ("query", "field"), [("has_detections=maybe", "has_detections"), ("sort=size", "sort"), ("page=0", "page")]
+    ("query", "field"), [("has_detections=maybe", "has_detections"), ("sort=size", "sort"), ("after=0", "after")]
 )
 def test_api_list_refuses_bad_parameters(api, query, field):
     response = api.get(f"/api/sessions?{query}")
@@ -145,12 +149,13 @@ def test_home_page_filters_sorts_and_keeps_filters_in_page_links(client, session
 
     response = client.get("/sessions/?q=a&sort=events&tag=prod")
 
-    assert [s.title for s in response.context["page"].object_list] == ["Alpha loop"]
+    assert [s.title for s in response.context["page"].sessions] == ["Alpha loop"]
     body = response.content.decode()
-    assert 'href="?q=a&amp;sort=events&amp;tag=prod&amp;page=2"' in body
+    alpha = response.context["page"].sessions[0]
+    assert f'rel="next" href="?q=a&amp;sort=events&amp;tag=prod&amp;after={alpha.event_count}%2C{alpha.pk}"' in body
     assert '<option value="prod" selected>prod</option>' in body
-    second = client.get("/sessions/?q=a&sort=events&tag=prod&page=2")
-    assert [s.title for s in second.context["page"].object_list] == ["Beta chat"]
+    second = client.get(f"/sessions/?q=a&sort=events&tag=prod&after={alpha.event_count},{alpha.pk}")
+    assert [s.title for s in second.context["page"].sessions] == ["Beta chat"]
 
 
 @pytest.mark.django_db
@@ -158,7 +163,7 @@ def test_home_page_shows_a_bad_filter_and_lists_everything(client, sessions):
     response = client.get("/sessions/?has_detections=maybe")
 
     assert response.context["filter_error"] == "has_detections must be true or false, not 'maybe'"
-    assert len(response.context["page"].object_list) == 4
+    assert len(response.context["page"].sessions) == 4
 
 
 @pytest.mark.django_db

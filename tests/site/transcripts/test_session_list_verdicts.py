@@ -15,7 +15,7 @@ from loopguard_site.errors import FieldError
 from loopguard_site.replay.models import Detection, ReplayJob, ReplayRun, SessionVerdict
 from loopguard_site.review.models import Label
 from loopguard_site.timeline.filters import session_filters
-from loopguard_site.timeline.selectors import session_list, session_row
+from loopguard_site.timeline.selectors import session_list, session_page, session_row
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.services import session_create_from_events
 
@@ -132,7 +132,7 @@ def test_created_day_and_live_filters(world):
 
 @pytest.mark.django_db
 def test_each_row_says_its_scan_state_verdicts_and_labels(world):
-    rows = {s.title: session_row(s) for s in session_list()}
+    rows = {s.title: session_row(s) for s in session_page(session_list(), size=10).sessions}
 
     assert {title: row.state for title, row in rows.items()} == {
         "looped": "scanned-loop",
@@ -146,7 +146,8 @@ def test_each_row_says_its_scan_state_verdicts_and_labels(world):
     assert rows["looped"].labels == ["true_loop"]
     assert rows["clean"].labels == ["false_positive", "clean"]
     assert rows["legacy"].labels == []
-    under_default = {s.title: session_row(s, "default").state for s in session_list(profile="default")}
+    page = session_page(session_list(profile="default"), size=10).sessions
+    under_default = {s.title: session_row(s, "default").state for s in page}
     assert under_default["preview"] == "scanned-loop"
     assert under_default["legacy"] == "not scanned"
 

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import re
+from urllib.parse import quote
+
 import pytest
 
 from loopguard_site.timeline.selectors import PAGE_SIZE
@@ -25,7 +28,7 @@ def test_it_lists_sessions_newest_first(client):
     response = client.get("/sessions/")
 
     assert response.status_code == 200
-    rows = [(s.title, s.model) for s in response.context["page"].object_list]
+    rows = [(s.title, s.model) for s in response.context["page"].sessions]
     assert rows == [("newer", ""), ("older", "gpt-x")]
     table = response.content.decode().partition("<tbody>")[2]
     assert table.index("newer") < table.index("older")
@@ -55,8 +58,11 @@ def test_it_pages_long_lists(client):
         create(f"session {n}")
 
     first = client.get("/sessions/")
-    second = client.get("/sessions/?page=2")
+    link = re.search(r'rel="next" href="\?after=([^"]+)"', first.content.decode())
+    second = client.get(f"/sessions/?after={link[1]}")
 
-    assert len(first.context["page"].object_list) == PAGE_SIZE
-    assert [s.title for s in second.context["page"].object_list] == ["session 0"]
-    assert "page 2 of 2" in second.content.decode()
+    assert len(first.context["page"].sessions) == PAGE_SIZE
+    oldest = first.context["page"].sessions[-1]
+    assert link[1] == quote(f"{oldest.created.isoformat()},{oldest.pk}")
+    assert [s.title for s in second.context["page"].sessions] == ["session 0"]
+    assert f"1 of {PAGE_SIZE + 1} sessions" in second.content.decode()

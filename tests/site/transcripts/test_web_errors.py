@@ -49,13 +49,13 @@ def test_the_api_names_its_query_parameters(api):
     bad = [
         api.post("/api/sessions?format=yaml", GOOD, content_type="text/plain"),
         api.get("/api/sessions?sort=sideways"),
-        api.get("/api/sessions?page=first"),
+        api.get("/api/sessions?after=first"),
         api.get("/api/sessions?has_detections=perhaps"),
         api.get("/api/sessions?project=mine"),
     ]
     bodies = [response.json() for response in bad]
     assert [(response.status_code, body["field"]) for response, body in zip(bad, bodies, strict=True)] == [
-        (400, "format"), (400, "sort"), (400, "page"), (400, "has_detections"), (400, "project")
+        (400, "format"), (400, "sort"), (400, "after"), (400, "has_detections"), (400, "project")
     ]  # fmt: skip
     for body in bodies:
         assert body["error"].startswith(body["field"] + " "), body
