@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("transcripts", "0004_raw_upload_file_storage"),
+        ("transcripts", "0005_session_list_indexes"),
     ]
 
     operations = [
