@@ -147,18 +147,16 @@ def test_a_job_whose_broker_restarted_without_persistence_is_requeued_by_the_swe
         broker.kill()
         broker.wait()
         broker = redis_server(port)
-        started = time.monotonic()
         worker.queue = "celery"  # the lab's default queue: this broker is the test's alone
         worker.start()
 
+        # without the sweep nothing would ever queue the lost tasks again
         done = finished(job_id, 90)
-        recovery = time.monotonic() - started
     finally:
         worker.stop()
         lab.stop()
         broker.kill()
         broker.wait()
     assert (done.state, done.done, done.failed, done.total) == ("done", 2, 0, 2), worker.log.read_text()
-    assert recovery < 30
     for name, session in sessions.items():
         assert stored_detections(session, "default") == scan_json(name, "default")["detections"]
