@@ -6,8 +6,9 @@ consumer of such a socket (`/ws/replays/<id>`, `/ws/tuning/<id>`)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta
+from functools import partial
 
 from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
@@ -16,6 +17,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
+from django.db import transaction
 from django.http import Http404
 
 from loopguard_site.accounts.access import CLOSE_UNAUTHENTICATED, close_code, socket_refuse
@@ -38,6 +40,23 @@ def job_requeue_claim(kind: str, job_id: int, created: datetime) -> bool:
     (a cache key taken with `add`)."""
     key = f"lg:{kind}-requeued:{job_id}:{created.timestamp()}"
     return cache.add(key, 1, settings.LOOPGUARD_JOB_STALE_SECONDS)
+
+
+def jobs_requeue(
+    kind: str, stale: Iterable[tuple[int, datetime]], reset: Callable[[int], object], enqueue: Callable[[int], object]
+) -> list[int]:
+    """Re-queue each stale job `(id, created)` that this caller may take
+    (`job_requeue_claim`): `reset` puts its unfinished work back to queued,
+    and `enqueue` sends its tasks once that has committed. The ids re-queued."""
+    requeued = []
+    for job_id, created in stale:
+        if not job_requeue_claim(kind, job_id, created):
+            continue  # another process (or an earlier sweep) did it
+        with transaction.atomic():
+            reset(job_id)
+            transaction.on_commit(partial(enqueue, job_id))
+        requeued.append(job_id)
+    return requeued
 
 
 def send_job_progress_to(group: str, progress: Mapping) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime
-from functools import partial
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
@@ -19,7 +18,7 @@ from detector.params import ConfigError
 from detector.tuning import FOLDS_RANGE, TuningCancelled, tune
 from loopguard_site.accounts.models import Project
 from loopguard_site.errors import FieldError
-from loopguard_site.jobs import job_requeue_claim, job_stale_cutoff
+from loopguard_site.jobs import job_stale_cutoff, jobs_requeue
 from loopguard_site.replay.monitors import profile_unkept_error
 
 from .messages import send_tuning_progress
@@ -279,17 +278,14 @@ def tuning_jobs_requeue_stale(*, now: datetime) -> list[int]:
         .filter(active__lt=cutoff)
         .values_list("pk", "created")
     )
-    requeued = []
-    for job_id, created in stale:
-        if not job_requeue_claim("tuning", job_id, created):
-            continue  # another process (or an earlier sweep) did it
-        with transaction.atomic():
-            TuningJob.objects.filter(pk=job_id, state=TuningJob.State.RUNNING, heartbeat__lt=cutoff).update(
-                state=TuningJob.State.QUEUED, claimed_by=""
-            )
-            transaction.on_commit(partial(_enqueue, job_id))
-        requeued.append(job_id)
-    return requeued
+    return jobs_requeue(
+        "tuning",
+        stale,
+        reset=lambda job_id: TuningJob.objects.filter(
+            pk=job_id, state=TuningJob.State.RUNNING, heartbeat__lt=cutoff
+        ).update(state=TuningJob.State.QUEUED, claimed_by=""),
+        enqueue=_enqueue,
+    )
 
 
 def tuning_job_execute(*, job_id: int, claim: str = "local") -> None:

@@ -32,7 +32,7 @@ from detector.config import Config
 from loopguard_site.accounts.models import Project
 from loopguard_site.accounts.services import default_project
 from loopguard_site.errors import FieldError
-from loopguard_site.jobs import job_requeue_claim, job_stale_cutoff
+from loopguard_site.jobs import job_stale_cutoff, jobs_requeue
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.selectors import session_event_stream, sessions_event_streams
 
@@ -718,17 +718,14 @@ def replay_jobs_requeue_stale(*, now: datetime) -> list[int]:
         .filter(active__lt=cutoff)
         .values_list("pk", "created")
     )
-    requeued = []
-    for job_id, created in stale:
-        if not job_requeue_claim("replay", job_id, created):
-            continue  # another process (or an earlier sweep) did it
-        with transaction.atomic():
-            ReplayRun.objects.filter(job_id=job_id, state=ReplayRun.State.RUNNING, started__lt=cutoff).update(
-                state=ReplayRun.State.QUEUED, claimed_by=""
-            )
-            transaction.on_commit(partial(_dispatch, job_id))
-        requeued.append(job_id)
-    return requeued
+    return jobs_requeue(
+        "replay",
+        stale,
+        reset=lambda job_id: ReplayRun.objects.filter(
+            job_id=job_id, state=ReplayRun.State.RUNNING, started__lt=cutoff
+        ).update(state=ReplayRun.State.QUEUED, claimed_by=""),
+        enqueue=_dispatch,
+    )
 
 
 def replay_job_cancel(*, job: ReplayJob) -> ReplayJob:
