@@ -10,11 +10,13 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from detector.registry import DETECTORS
 from loopguard_site.accounts.access import object_for, projects_with_role
 from loopguard_site.accounts.models import Role
 from loopguard_site.errors import FieldError, page_error
 from loopguard_site.replay.models import Detection
-from loopguard_site.transcripts.selectors import session_for, sessions_visible_to
+from loopguard_site.replay.selectors import profile_names_of
+from loopguard_site.transcripts.selectors import session_filter_options, session_for, sessions_visible_to
 
 from .selectors import (
     QueueFilter,
@@ -52,6 +54,10 @@ def queue(request: HttpRequest) -> HttpResponse:
         detection = queue_next(among=among, reviewer=request.user, queue=filters, after=after)
     context = {
         "filters": filters,
+        # the same menus as the session list's, so a reviewer picks, never types
+        "models": session_filter_options(among)["models"],
+        "detectors": sorted(DETECTORS),
+        "profiles": profile_names_of(p.pk for p in projects_with_role(request.user, Role.VIEWER)),
         "query": urlencode(filters.as_query()),
         "detection": detection,
         "progress": reviewer_progress(among, filters),

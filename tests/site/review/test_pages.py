@@ -8,9 +8,12 @@ import re
 import pytest
 from django.utils.html import escape
 
+from detector.registry import DETECTORS
+from loopguard_site.replay.selectors import profile_names
 from loopguard_site.replay.services import replay_session
 from loopguard_site.review.models import Adjudication
 from loopguard_site.review.services import label_detection_set
+from loopguard_site.transcripts.selectors import sessions_visible_to
 from loopguard_site.transcripts.services import session_create_from_events
 
 from .conftest import REASONING_LOOP, TOOLS_LOOP, replayed
@@ -42,6 +45,29 @@ def test_the_queue_shows_the_next_unlabelled_detection_of_the_filter_and_its_nei
     assert shown_detection(client.get(f"/review/?detector=tool_outcomes&after={ids[2]}").content.decode()) == ids[1]
     assert shown_detection(client.get("/review/?detector=tool_outcomes&model=other").content.decode()) is None
     assert shown_detection(client.get("/review/?profile=gemini").content.decode()) is None
+
+
+def menu(html: str, name: str) -> list[tuple[str, bool]]:
+    """The options of the select `name`: (value, selected)."""
+    select = re.search(rf'<select name="{name}">(.*?)</select>', html, re.S).group(1)
+    return [(value, bool(chosen)) for value, chosen in re.findall(r'<option value="([^"]*)"( selected)?>', select)]
+
+
+@pytest.mark.django_db
+def test_the_queues_filters_are_menus_of_the_models_detectors_and_profiles_there_are(client, ann):
+    replayed(TOOLS_LOOP)
+    session_create_from_events(
+        title="another model", model="<m2>", source_format="events", parser_version="", events=[]
+    )
+    client.force_login(ann)
+    html = client.get("/review/?detector=tool_outcomes&profile=gemini").content.decode()
+
+    models = sorted(set(sessions_visible_to(ann).values_list("model", flat=True)))
+    assert "<m2>" in models
+    assert menu(html, "model") == [("", False)] + [(escape(model), False) for model in models]
+    assert menu(html, "detector") == [("", False)] + [(name, name == "tool_outcomes") for name in sorted(DETECTORS)]
+    assert menu(html, "profile") == [("", False)] + [(name, name == "gemini") for name in profile_names()]
+    assert "<m2>" not in html
 
 
 @pytest.mark.django_db
