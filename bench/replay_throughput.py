@@ -17,14 +17,28 @@ shared machine the share is what the scheduler gave; events per worker
 CPU-second (events fed to monitors: events × profiles) is the rate a worker
 with a core of its own would approach, were the database as fast.
 
+Two workers can only be twice as fast if the machine has two cores to give
+them, so beside the wall-clock scaling the table shows what the cores gave:
+*idle* is the share of the machine's CPU nobody used during the job (from
+/proc/stat; 0 % means the workers competed with other processes), and *CPU
+scaling* is the one-worker job's worker CPU seconds over the busiest of the
+two workers' (how much sooner the job would end were each worker given a
+core and the database kept up: the split of the work, the fixed costs the
+second worker adds, and nothing of the load). *first run* is the time from
+the job's creation to its first run starting (the dispatcher and the queue).
+With `--repeat N` the one- and two-worker jobs alternate N times, and a
+summary gives min, median and mean of each column.
+
     .venv/bin/python bench/replay_throughput.py            # 200 sessions
     .venv/bin/python bench/replay_throughput.py --quick    # 40 sessions
+    .venv/bin/python bench/replay_throughput.py --repeat 3 --profile default --profile seed000
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import tempfile
 import time
@@ -82,7 +96,17 @@ def worker_cpu_seconds(pid: int) -> float:
     return cpu_seconds(pid) + sum(cpu_seconds(int(child)) for child in children)
 
 
-def timed_job(session_ids: list[int], profiles: list[str]) -> tuple[float, str]:
+def machine_cpu() -> tuple[int, int]:
+    """(idle, total) jiffies of every core since boot, from /proc/stat."""
+    values = [int(value) for value in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return values[3] + values[4], sum(values)  # idle + iowait
+
+
+def timed_job(session_ids: list[int], profiles: list[str]) -> tuple[float, float, str]:
+    """Seconds from the job's creation to its end, seconds to its first run's
+    start, and how it ended."""
+    from django.db.models import Min
+
     from loopguard_site.replay.models import ReplayJob
     from loopguard_site.replay.services import replay_job_create
 
@@ -92,9 +116,58 @@ def timed_job(session_ids: list[int], profiles: list[str]) -> tuple[float, str]:
     while time.perf_counter() - start < JOB_TIMEOUT_S:
         job.refresh_from_db()
         if job.state in finished:
-            return time.perf_counter() - start, f"{job.state} ({job.done}/{job.total} runs, {job.failed} failed)"
-        time.sleep(0.1)
-    return time.perf_counter() - start, f"timed out ({job.done}/{job.total} runs)"
+            seconds = time.perf_counter() - start
+            first = job.runs.aggregate(first=Min("started"))["first"]
+            return (
+                seconds,
+                (first - job.created).total_seconds(),
+                f"{job.state} ({job.done}/{job.total} runs, {job.failed} failed)",
+            )
+        time.sleep(0.05)
+    return time.perf_counter() - start, float("nan"), f"timed out ({job.done}/{job.total} runs)"
+
+
+class Measure:
+    """One timed job: its seconds, each worker's CPU seconds, the machine's idle share."""
+
+    def __init__(self, workers: int, seconds: float, first_run: float, used: list[float], idle: float, outcome: str):
+        self.workers, self.seconds, self.first_run, self.used = workers, seconds, first_run, used
+        self.idle, self.outcome = idle, outcome
+
+
+def row(measure: Measure, alone: Measure, fed: int, runs: int) -> str:
+    seconds, used = measure.seconds, measure.used
+    cpu_scaling = f"{sum(alone.used) / max(used):.2f}×" if measure.workers > 1 else "1.00×"
+    return (
+        f"| {measure.workers} | {seconds:.1f} | {runs / seconds:.2f} | {fed / seconds:,.0f}"
+        f" | {alone.seconds / seconds:.2f}× | {', '.join(f'{cpu / seconds:.0%}' for cpu in used)}"
+        f" | {fed / sum(used):,.0f} | {cpu_scaling} | {measure.idle:.0%} | {measure.first_run:.2f}"
+        f" | {measure.outcome} | {load_average()[13:]} |"
+    )
+
+
+def spread(values: list[float], form: str) -> str:
+    """min / median / mean of `values`, each formatted with `form`."""
+    return " / ".join(format(v, form) for v in (min(values), statistics.median(values), statistics.mean(values)))
+
+
+def summary(pairs: list[tuple[Measure, Measure]], fed: int) -> list[str]:
+    """The table of min / median / mean over the repeats."""
+    lines = [
+        "| workers | seconds | events/s | scaling | events/worker CPU-s | CPU scaling | idle |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for index in (0, 1):
+        measures = [pair[index] for pair in pairs]
+        scaling = [pair[0].seconds / pair[index].seconds for pair in pairs]
+        cpu_scaling = [sum(pair[0].used) / max(pair[index].used) for pair in pairs]
+        lines.append(
+            f"| {index + 1} | {spread([m.seconds for m in measures], '.1f')}"
+            f" | {spread([fed / m.seconds for m in measures], ',.0f')} | {spread(scaling, '.2f')}"
+            f" | {spread([fed / sum(m.used) for m in measures], ',.0f')} | {spread(cpu_scaling, '.2f')}"
+            f" | {spread([m.idle * 100 for m in measures], '.0f')} % |"
+        )
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -104,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="append", default=None, help="profile to replay through (default: default)")
     parser.add_argument("--database", default=DATABASE, help=f"database to create and drop (default {DATABASE})")
     parser.add_argument("--redis-db", type=int, default=REDIS_DB, help=f"Redis db number (default {REDIS_DB})")
+    parser.add_argument("--repeat", type=int, default=1, help="one- then two-worker jobs, this many times")
     add_corpus_argument(parser)
     args = parser.parse_args(argv)
     count = args.sessions or (40 if args.quick else 200)
@@ -120,29 +194,37 @@ def main(argv: list[str] | None = None) -> int:
             f" in {time.perf_counter() - start:.1f} s; profiles: {', '.join(profiles)}; {load_average()}"
         )
         print(
-            "| workers | seconds | runs/s | events/s | scaling | worker CPU | events/worker CPU-s | job"
-            " | load average after |"
+            "| workers | seconds | runs/s | events/s | scaling | worker CPU | events/worker CPU-s | CPU scaling"
+            " | idle | first run s | job | load average after |"
         )
-        print("|---|---|---|---|---|---|---|---|---|")
-        first = None
-        for count_workers in (1, 2):
-            while len(workers.running) < count_workers:
-                number = len(workers.running) + 1
-                command = [sys.executable, "-m", "celery", "-A", "loopguard_site", "worker", "-c", "1"]
-                command += ["-n", f"bench{number}@%h", "-l", "WARNING", "--without-gossip", "--without-mingle"]
-                workers.start(command, env, logs / f"worker{number}.log")
-            wait_for_workers(app, count_workers)
-            cpu_before = [worker_cpu_seconds(worker.pid) for worker in workers.running]
-            seconds, outcome = timed_job(session_ids, profiles)
-            used = [worker_cpu_seconds(w.pid) - before for w, before in zip(workers.running, cpu_before, strict=True)]
-            runs, fed = len(session_ids) * len(profiles), events * len(profiles)
-            first = first or seconds
-            print(
-                f"| {count_workers} | {seconds:.1f} | {runs / seconds:.2f} | {fed / seconds:,.0f}"
-                f" | {first / seconds:.2f}× | {', '.join(f'{cpu / seconds:.0%}' for cpu in used)}"
-                f" | {fed / sum(used):,.0f} | {outcome} | {load_average()[13:]} |",
-                flush=True,
-            )
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        runs, fed = len(session_ids) * len(profiles), events * len(profiles)
+        pairs = []
+        for _ in range(args.repeat):
+            pair = []
+            for count_workers in (1, 2):
+                while len(workers.running) > count_workers:
+                    workers.stop(workers.running[-1])
+                while len(workers.running) < count_workers:
+                    number = len(workers.running) + 1
+                    command = [sys.executable, "-m", "celery", "-A", "loopguard_site", "worker", "-c", "1"]
+                    command += ["-n", f"bench{number}@%h", "-l", "WARNING", "--without-gossip", "--without-mingle"]
+                    workers.start(command, env, logs / f"worker{number}.log")
+                wait_for_workers(app, count_workers)
+                cpu_before = [worker_cpu_seconds(worker.pid) for worker in workers.running]
+                machine_before = machine_cpu()
+                seconds, first_run, outcome = timed_job(session_ids, profiles)
+                machine_after = machine_cpu()
+                used = [
+                    worker_cpu_seconds(w.pid) - before for w, before in zip(workers.running, cpu_before, strict=True)
+                ]
+                idle = (machine_after[0] - machine_before[0]) / (machine_after[1] - machine_before[1])
+                pair.append(Measure(count_workers, seconds, first_run, used, idle, outcome))
+                print(row(pair[-1], pair[0], fed, runs), flush=True)
+            pairs.append(pair)
+        if args.repeat > 1:
+            print(f"\nmin / median / mean over {args.repeat} repeats")
+            print("\n".join(summary(pairs, fed)))
     print(f"worker logs: {logs}")
     return 0
 

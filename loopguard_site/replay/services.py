@@ -33,6 +33,7 @@ from loopguard_site.accounts.models import Project
 from loopguard_site.accounts.services import default_project
 from loopguard_site.errors import FieldError
 from loopguard_site.jobs import job_stale_cutoff, jobs_requeue
+from loopguard_site.transcripts.batch_sql import rows_claim
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.selectors import session_event_stream, sessions_event_streams
 
@@ -137,13 +138,6 @@ class _ProfileReplay:
         self.checkpoints: list[tuple[int, Checkpoint]] = []
         self.error: Exception | None = None
 
-    def feed(self, seq: int, event: dict) -> None:
-        found = self.monitor.feed(event)
-        if found:
-            self.found.extend((seq, detection) for detection in found)
-        if self.monitor.ctx.checkpoints:
-            self.checkpoints.extend((seq, checkpoint) for checkpoint in self.monitor.take_checkpoints())
-
 
 def replay_session_profiles(
     *, session: Session, runs: list[tuple[str, ReplayRun | None]], config: Config | None = None
@@ -185,18 +179,27 @@ def _profile_replays(
             replays.append(_ProfileReplay(profile_monitor(config.select(profile), model=session.model)))
         except Exception as exc:  # noqa: BLE001 - a profile that cannot start fails alone
             replays.append(exc)
-    feeding = [replay for replay in replays if isinstance(replay, _ProfileReplay)]
+    # Each replay with its Monitor's bound `feed` and its context, looked up
+    # once: the loop runs for every event and profile, and most events cost
+    # the Monitor less than a microsecond (it holds most text chunks).
+    feeding = [
+        (replay, replay.monitor.feed, replay.monitor.ctx) for replay in replays if isinstance(replay, _ProfileReplay)
+    ]
     for seq, event in events:
         failed = False
-        for replay in feeding:
+        for replay, feed, ctx in feeding:
             try:
-                replay.feed(seq, event)
+                found = feed(event)
+                if found:
+                    replay.found.extend((seq, detection) for detection in found)
+                if ctx.checkpoints:
+                    replay.checkpoints.extend((seq, checkpoint) for checkpoint in replay.monitor.take_checkpoints())
             except Exception as exc:  # noqa: BLE001 - this profile's alone
                 if isinstance(exc, EventError):
                     exc = ReplayError(f"session {session.pk}, event {seq}: {exc}")
                 replay.error, failed = exc, True
         if failed:
-            feeding = [replay for replay in feeding if replay.error is None]
+            feeding = [feeder for feeder in feeding if feeder[0].error is None]
     return [
         replay.error if isinstance(replay, _ProfileReplay) and replay.error is not None else replay
         for replay in replays
@@ -477,17 +480,9 @@ def _chunk_store(results: list[_Result], failed: list[tuple[ReplayRun, str, Repl
 
 def _session_runs_claim(runs: list[ReplayRun], *, claim: str) -> list[ReplayRun]:
     """Those of a session's runs (as read when the chunk began) this task
-    takes (see `replay_run_claim`), by id: one UPDATE, and a SELECT only when
-    it took some of them but not all."""
-    if not runs:
-        return []
-    ids = [run.pk for run in runs]
-    taken = ReplayRun.objects.filter(_claimable(claim), pk__in=ids).update(
-        state=ReplayRun.State.RUNNING, claimed_by=claim, attempts=F("attempts") + 1, started=timezone.now()
-    )
-    if taken in (0, len(runs)):
-        return runs if taken else []
-    return list(ReplayRun.objects.filter(pk__in=ids, state=ReplayRun.State.RUNNING, claimed_by=claim).order_by("id"))
+    takes (see `replay_run_claim`), in id order: one UPDATE."""
+    taken = rows_claim(ReplayRun, [run.pk for run in runs], claim=claim, now=timezone.now())
+    return [run for run in runs if run.pk in taken]
 
 
 def replay_session_runs_abandon(*, job_id: int, session_id: int, claim: str, error: str) -> None:

@@ -3,7 +3,8 @@ stores events the same way): where Django's ORM spends more time building a
 statement than the database spends running it.
 
 `rows_locked_with` locks many rows, each read with its one-to-one row of
-another table, in one `SELECT ... FOR UPDATE`; `rows_update` saves fields of
+another table, in one `SELECT ... FOR UPDATE`; `rows_claim` takes the rows
+of a queue (a replay's runs) for one task and says which it took; `rows_update` saves fields of
 many rows, each its own values, in one `UPDATE ... FROM unnest(...)` (or
 `VALUES`, on SQLite) per
 (model, fields, rows) (Django's `bulk_update` builds a CASE per field and
@@ -14,6 +15,7 @@ trip.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
 
 from django.db import connection, connections, models
 
@@ -106,6 +108,37 @@ def rows_locked_with(
         )
         for row in rows
     ]
+
+
+def rows_claim(model: type[models.Model], ids: Sequence[int], *, claim: str, now: datetime) -> set[int]:
+    """Claim for the task `claim` those of the rows `ids` of `model` (a queue
+    with fields `state`, `claimed_by`, `attempts`, `started`) that are
+    queued, or running under this same claim (the task again after a
+    redelivery): each becomes running, claimed by `claim`, with one attempt
+    more, started `now`. The ids claimed. One statement with RETURNING: a
+    replay claims each session's runs as it reaches it, and Django's
+    compiler spent four times the database's time building the UPDATE."""
+    if not ids:
+        return set()
+    quote = connection.ops.quote_name
+    fields = ("state", "claimed_by", "attempts", "started")
+    column = {name: quote(model._meta.get_field(name).column) for name in fields}
+    key = quote(model._meta.pk.column)
+    if connection.vendor == "postgresql":  # one text whatever the number of ids: psycopg parses it once
+        chosen, id_params = f"{key} = ANY(%s::{model._meta.pk.db_type(connection)}[])", [list(ids)]
+    else:
+        chosen, id_params = f"{key} IN ({', '.join(['%s'] * len(ids))})", list(ids)
+    state, claimed_by = column["state"], column["claimed_by"]
+    sql = (
+        f"UPDATE {quote(model._meta.db_table)} SET {state} = %s, {claimed_by} = %s,"
+        f" {column['attempts']} = {column['attempts']} + 1, {column['started']} = %s"
+        f" WHERE {chosen} AND ({state} = %s OR ({state} = %s AND {claimed_by} = %s)) RETURNING {key}"
+    )
+    started = model._meta.get_field("started").get_db_prep_save(now, connection)
+    running, queued = model.State.RUNNING, model.State.QUEUED
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [running, claim, started, *id_params, queued, running, claim])
+        return {row[0] for row in cursor.fetchall()}
 
 
 def _row_converter(fields: Sequence[models.Field]) -> Callable[[Sequence], list]:

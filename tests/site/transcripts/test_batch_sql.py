@@ -3,11 +3,14 @@ PostgreSQL (the full mode) and SQLite (the embedded mode) alike."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from loopguard_site.transcripts.batch_sql import rows_locked_with, rows_update
+from loopguard_site.replay.models import ReplayJob, ReplayRun
+from loopguard_site.transcripts.batch_sql import rows_claim, rows_locked_with, rows_update
 from loopguard_site.transcripts.models import Event, RawUpload, Session
 from loopguard_site.transcripts.services import session_create_from_events
 
@@ -76,3 +79,41 @@ def test_it_locks_rows_in_key_order_each_with_its_related_row_as_a_queryset_read
     assert (related.pk, related.session_id, related.filename, related.size) == (upload.pk, uploaded.pk, "a.jsonl", 3)
     assert related.get_deferred_fields() == {"content", "file", "sha256"}  # read when first used
     assert rows_locked_with(Session, [], RawUpload, ["session"]) == []
+
+
+def test_it_claims_the_queued_rows_and_those_running_under_the_same_claim_and_says_which(vendor):
+    assert connection.vendor == vendor
+    (session,) = _sessions(1)
+    job = ReplayJob.objects.create(profiles=["default"], total=5, project_id=session.project_id)
+    earlier = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    states = [
+        ("queued", "", 0),
+        ("running", "task-a", 1),  # this task's, redelivered
+        ("running", "task-b", 1),  # another task's
+        ("done", "task-a", 1),
+        ("cancelled", "", 0),
+    ]
+    runs = [
+        ReplayRun.objects.create(
+            job=job, session=session, profile=f"p{n}", state=state, claimed_by=by, attempts=attempts, started=earlier
+        )
+        for n, (state, by, attempts) in enumerate(states)
+    ]
+    ReplayRun.objects.create(job=job, session=session, profile="p5")  # queued, not asked for
+    now = datetime(2026, 11, 25, 6, 30, tzinfo=UTC)
+
+    with CaptureQueriesContext(connection) as queries:
+        taken = rows_claim(ReplayRun, [run.pk for run in runs], claim="task-a", now=now)
+
+    assert len(queries) == 1
+    assert taken == {runs[0].pk, runs[1].pk}
+    stored = ReplayRun.objects.filter(job=job).order_by("pk").values_list("state", "claimed_by", "attempts", "started")
+    assert list(stored) == [
+        ("running", "task-a", 1, now),
+        ("running", "task-a", 2, now),
+        ("running", "task-b", 1, earlier),
+        ("done", "task-a", 1, earlier),
+        ("cancelled", "", 0, earlier),
+        ("queued", "", 0, None),
+    ]
+    assert rows_claim(ReplayRun, [], claim="task-a", now=now) == set()
