@@ -41,7 +41,7 @@ from bench.lab_processes import bench_lab, load_average  # noqa: E402
 from bench.replay_throughput import import_sessions, session_files  # noqa: E402
 
 DATABASE = "loopguard_bench_phases"
-REDIS_DB = 10
+REDIS_DB = 14  # none of the other benchmarks uses it
 WRAPPED = {"claims": ["_session_runs_claim"], "store": ["_chunk_store"], "progress": ["_progress", "_job_started"]}
 
 
