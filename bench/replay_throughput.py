@@ -42,6 +42,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -127,12 +128,16 @@ def timed_job(session_ids: list[int], profiles: list[str]) -> tuple[float, float
     return time.perf_counter() - start, float("nan"), f"timed out ({job.done}/{job.total} runs)"
 
 
+@dataclass(frozen=True)
 class Measure:
     """One timed job: its seconds, each worker's CPU seconds, the machine's idle share."""
 
-    def __init__(self, workers: int, seconds: float, first_run: float, used: list[float], idle: float, outcome: str):
-        self.workers, self.seconds, self.first_run, self.used = workers, seconds, first_run, used
-        self.idle, self.outcome = idle, outcome
+    workers: int
+    seconds: float
+    first_run: float
+    used: list[float]
+    idle: float
+    outcome: str
 
 
 def row(measure: Measure, alone: Measure, fed: int, runs: int) -> str:
