@@ -64,6 +64,14 @@ DISPATCH_CHUNK = 500  # sessions one dispatcher task enqueues the tasks of
 # A session larger than TASK_EVENTS is a task of its own, as before chunks.
 SESSIONS_PER_TASK = 100
 TASK_EVENTS = 50_000  # events fed to monitors (events × profiles)
+# The chunks of a dispatch are balanced by events fed and, but for a small
+# job, their number is a multiple of TASK_ROUND, so that one, two or four
+# workers each get an equal share: five chunks of 42,000 events left one of
+# two workers a chunk alone at the end (1.5 × instead of 2 ×).
+TASK_ROUND = 4
+# A job with fewer events than TASK_ROUND × MIN_TASK_EVENTS is cut in fewer
+# chunks: a chunk's fixed cost (a task, a transaction) would outweigh the share.
+MIN_TASK_EVENTS = 5_000
 # A worker tells a job's sockets its counters when it finishes and otherwise
 # at most this often: a message costs about 25 ms, a short session's replay less.
 PROGRESS_INTERVAL_S = 0.5
@@ -683,15 +691,27 @@ def replay_job_enqueue_chunk(*, job_id: int, after_session_id: int, queue: str |
 
 def task_chunks(sessions: list[tuple[int, int]], *, profiles: int) -> Iterator[list[int]]:
     """The ids of `sessions` (id, event count) in chunks of one session task
-    each: up to SESSIONS_PER_TASK sessions, closed at the session that
-    brings the events fed to monitors (events × `profiles`) to TASK_EVENTS."""
+    each, in order: as many chunks as TASK_EVENTS events fed to monitors
+    (events × `profiles`) and SESSIONS_PER_TASK sessions a chunk need,
+    rounded up to a multiple of TASK_ROUND but no more than one per
+    MIN_TASK_EVENTS fed, each an equal share of the events left: a session
+    whose middle falls past its chunk's share opens the next chunk once the
+    chunk holds half a share (smaller, it takes the session: no chunk of a
+    few events beside a large session), as does one past SESSIONS_PER_TASK."""
+    left = sum(events for _, events in sessions) * profiles
+    needed = max(-(-left // TASK_EVENTS), -(-len(sessions) // SESSIONS_PER_TASK), 1)
+    chunks_left = max(min(-(-needed // TASK_ROUND) * TASK_ROUND, left // MIN_TASK_EVENTS), needed)
     chunk, fed = [], 0
     for session_id, events in sessions:
-        chunk.append(session_id)
-        fed += events * profiles
-        if len(chunk) == SESSIONS_PER_TASK or fed >= TASK_EVENTS:
+        events *= profiles
+        share = left / chunks_left
+        if chunk and (share <= 2 * fed and 2 * fed + events > 2 * share or len(chunk) == SESSIONS_PER_TASK):
             yield chunk
+            # a chunk of a large session counts as the shares it took
+            left, chunks_left = left - fed, max(chunks_left - max(round(fed / share), 1), 1)
             chunk, fed = [], 0
+        chunk.append(session_id)
+        fed += events
     if chunk:
         yield chunk
 

@@ -231,11 +231,51 @@ def test_a_result_the_database_refuses_fails_its_run_alone(user, monkeypatch):
     assert set(Detection.objects.values_list("session_id", flat=True)) == {ids[0], ids[2]}
 
 
-def test_task_chunks_close_at_the_session_count_or_the_events_fed(monkeypatch):
-    monkeypatch.setattr(services, "SESSIONS_PER_TASK", 3)
-    monkeypatch.setattr(services, "TASK_EVENTS", 1000)
-    sessions = [(1, 100), (2, 100), (3, 100), (4, 100), (5, 400), (6, 10), (7, 2000), (8, 5)]
+@pytest.fixture
+def chunk_sizes(monkeypatch):
+    """Small chunks: 1,000 events fed, 100 sessions, a multiple of 4, 100 events at least."""
+    for name, value in (("TASK_EVENTS", 1000), ("SESSIONS_PER_TASK", 100), ("TASK_ROUND", 4), ("MIN_TASK_EVENTS", 100)):
+        monkeypatch.setattr(services, name, value)
+    return monkeypatch
 
-    assert list(task_chunks(sessions, profiles=1)) == [[1, 2, 3], [4, 5, 6], [7], [8]]
-    assert list(task_chunks(sessions, profiles=2)) == [[1, 2, 3], [4, 5], [6, 7], [8]]
+
+EIGHT_EQUAL = [(n, 100) for n in range(1, 9)]
+
+
+def test_task_chunks_are_a_multiple_of_task_round_of_equal_shares(chunk_sizes):
+    # 800 events fed need one chunk of 1,000; four of 200 split over 1, 2 or 4 workers alike
+    assert list(task_chunks(EIGHT_EQUAL, profiles=1)) == [[1, 2], [3, 4], [5, 6], [7, 8]]
+    # fed twice: two chunks needed, still four
+    assert list(task_chunks(EIGHT_EQUAL, profiles=2)) == [[1, 2], [3, 4], [5, 6], [7, 8]]
+    # 5 chunks needed (4,400 fed): 8 shares of 550 (then of the events left); a session opens the
+    # next chunk when its middle is past the share (the third's middle is on it: it stays)
+    sessions = [(n, 220) for n in range(1, 21)]
+    assert list(task_chunks(sessions, profiles=1)) == [
+        [1, 2, 3], [4, 5], [6, 7, 8], [9, 10], [11, 12, 13], [14, 15], [16, 17, 18], [19, 20]
+    ]  # fmt: skip
     assert list(task_chunks([], profiles=4)) == []
+
+
+def test_a_small_job_is_cut_in_chunks_of_min_task_events_at_least(chunk_sizes):
+    chunk_sizes.setattr(services, "MIN_TASK_EVENTS", 300)
+
+    assert list(task_chunks(EIGHT_EQUAL, profiles=1)) == [[1, 2, 3, 4], [5, 6, 7, 8]]
+    assert list(task_chunks([(1, 50), (2, 50)], profiles=1)) == [[1, 2]]
+
+
+def test_a_session_larger_than_a_share_counts_as_the_shares_it_takes(chunk_sizes):
+    # 2,000 fed: 4 shares of 500; the chunk of 200 takes the large session (under half a share),
+    # which takes three shares: the rest is the last share
+    sessions = [(1, 100), (2, 100), (3, 1500), (4, 100), (5, 100), (6, 100)]
+    assert list(task_chunks(sessions, profiles=1)) == [[1, 2, 3], [4, 5, 6]]
+    # with half a share before it, the large session is a chunk of its own
+    sessions = [(1, 150), (2, 150), (3, 1500), (4, 100), (5, 100)]
+    assert list(task_chunks(sessions, profiles=1)) == [[1, 2], [3], [4, 5]]
+
+
+def test_task_chunks_close_at_sessions_per_task(chunk_sizes):
+    chunk_sizes.setattr(services, "SESSIONS_PER_TASK", 3)
+    chunk_sizes.setattr(services, "TASK_ROUND", 1)
+    sessions = [(1, 10), (2, 10), (3, 10), (4, 10), (5, 700)]
+
+    assert list(task_chunks(sessions, profiles=1)) == [[1, 2, 3], [4, 5]]
