@@ -31,19 +31,18 @@ END $$;
 
 CREATE FUNCTION transcripts_event_sessions_check() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
-  named bigint;
+  named bigint[];
   locked bigint;
   missing bigint;
 BEGIN
-  SELECT count(*) INTO named FROM (SELECT DISTINCT session_id FROM new_events) n;
+  -- one pass over the statement's rows
+  SELECT array_agg(n.session_id) INTO named FROM (SELECT DISTINCT session_id FROM new_events) n;
   -- in key order, as every writer locks sessions: two never wait for each other in a circle
   SELECT count(*) INTO locked FROM (
-    SELECT s.id FROM transcripts_session s WHERE s.id IN (SELECT session_id FROM new_events)
-    ORDER BY s.id FOR KEY SHARE OF s) l;
-  IF locked < named THEN
-    SELECT n.session_id INTO missing FROM (SELECT DISTINCT session_id FROM new_events) n
-      WHERE NOT EXISTS (SELECT 1 FROM transcripts_session s WHERE s.id = n.session_id)
-      ORDER BY n.session_id LIMIT 1;
+    SELECT s.id FROM transcripts_session s WHERE s.id = ANY(named) ORDER BY s.id FOR KEY SHARE OF s) l;
+  IF locked < cardinality(named) THEN
+    SELECT min(n) INTO missing FROM unnest(named) n
+      WHERE NOT EXISTS (SELECT 1 FROM transcripts_session s WHERE s.id = n);
     RAISE EXCEPTION 'events name session %, which does not exist', missing
       USING ERRCODE = 'foreign_key_violation', TABLE = 'transcripts_event', COLUMN = 'session_id';
   END IF;
