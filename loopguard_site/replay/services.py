@@ -64,14 +64,14 @@ DISPATCH_CHUNK = 500  # sessions one dispatcher task enqueues the tasks of
 # A session larger than TASK_EVENTS is a task of its own, as before chunks.
 SESSIONS_PER_TASK = 100
 TASK_EVENTS = 50_000  # events fed to monitors (events × profiles)
-# The chunks of a dispatch are balanced by events fed and, but for a small
-# job, their number is a multiple of TASK_ROUND, so that one, two or four
-# workers each get an equal share: five chunks of 42,000 events left one of
-# two workers a chunk alone at the end (1.5 × instead of 2 ×).
-TASK_ROUND = 4
-# A job with fewer events than TASK_ROUND × MIN_TASK_EVENTS is cut in fewer
-# chunks: a chunk's fixed cost (a task, a transaction) would outweigh the share.
-MIN_TASK_EVENTS = 5_000
+# Chunk sizes shrink as a dispatch goes (guided self-scheduling): each
+# chunk is a third of the events left to feed, between MIN_TASK_EVENTS and
+# TASK_EVENTS. Workers take the next chunk when free, so whatever their
+# number and speeds, they finish within a small chunk of each other: five
+# chunks of ~50,000 events fed, the last of 7,000, left a slower worker of
+# two a large chunk to finish alone (BENCHMARKS section 3).
+TASK_SHARE_OF_LEFT = 3  # a chunk is 1/3 of the events left
+MIN_TASK_EVENTS = 10_000  # smaller, a chunk's fixed cost (a task, a transaction) would count
 # A worker tells a job's sockets its counters when it finishes and otherwise
 # at most this often: a message costs about 25 ms, a short session's replay less.
 PROGRESS_INTERVAL_S = 0.5
@@ -691,24 +691,20 @@ def replay_job_enqueue_chunk(*, job_id: int, after_session_id: int, queue: str |
 
 def task_chunks(sessions: list[tuple[int, int]], *, profiles: int) -> Iterator[list[int]]:
     """The ids of `sessions` (id, event count) in chunks of one session task
-    each, in order: as many chunks as TASK_EVENTS events fed to monitors
-    (events × `profiles`) and SESSIONS_PER_TASK sessions a chunk need,
-    rounded up to a multiple of TASK_ROUND but no more than one per
-    MIN_TASK_EVENTS fed, each an equal share of the events left: a session
-    whose middle falls past its chunk's share opens the next chunk once the
-    chunk holds half a share (smaller, it takes the session: no chunk of a
-    few events beside a large session), as does one past SESSIONS_PER_TASK."""
+    each, in order, of decreasing size: a chunk's share is a third of the
+    events fed to monitors (events × `profiles`) left, between
+    MIN_TASK_EVENTS and TASK_EVENTS. A session whose middle falls past its
+    chunk's share opens the next chunk once the chunk holds half a share
+    (smaller, it takes the session: no chunk of a few events beside a large
+    session), as does one past SESSIONS_PER_TASK."""
     left = sum(events for _, events in sessions) * profiles
-    needed = max(-(-left // TASK_EVENTS), -(-len(sessions) // SESSIONS_PER_TASK), 1)
-    chunks_left = max(min(-(-needed // TASK_ROUND) * TASK_ROUND, left // MIN_TASK_EVENTS), needed)
     chunk, fed = [], 0
     for session_id, events in sessions:
         events *= profiles
-        share = left / chunks_left
+        share = min(max(left / TASK_SHARE_OF_LEFT, MIN_TASK_EVENTS), TASK_EVENTS)
         if chunk and (share <= 2 * fed and 2 * fed + events > 2 * share or len(chunk) == SESSIONS_PER_TASK):
             yield chunk
-            # a chunk of a large session counts as the shares it took
-            left, chunks_left = left - fed, max(chunks_left - max(round(fed / share), 1), 1)
+            left -= fed
             chunk, fed = [], 0
         chunk.append(session_id)
         fed += events
