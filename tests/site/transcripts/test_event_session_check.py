@@ -5,22 +5,17 @@ foreign key stays. Here: events for a missing session fail and write
 nothing; a session's delete takes its events, and a delete that would leave
 events behind fails; a delete and an insert that meet in two transactions
 (one holding the lock, the other seen waiting for it) end as the foreign
-key ended them."""
+key ended them (tests/transactions_meet.py)."""
 
 from __future__ import annotations
 
-import threading
-import time
-from concurrent.futures import ThreadPoolExecutor
-
-import psycopg
 import pytest
 from django.db import IntegrityError, connection, transaction
 
 from loopguard_site.transcripts.event_rows import event_json, numbered_events_insert
 from loopguard_site.transcripts.models import Event, Session
 from loopguard_site.transcripts.services import session_create_from_events
-from tests.conftest import database_url
+from tests.transactions_meet import transactions_meet
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -97,50 +92,10 @@ def test_a_session_deleted_while_events_still_name_it_fails_at_commit(database):
     assert stored(session.pk) == [(1, FIRST)]
 
 
-def _meet(first, second, waiting_query: str) -> tuple[object, object]:
-    """Run `first` in a transaction that holds its locks until `second` (in
-    another) is seen waiting for one (a query like `waiting_query`), then
-    commit it; the outcomes of both (a value or the exception raised)."""
-    url = database_url(connection.settings_dict)
-    holding, release = threading.Event(), threading.Event()
-
-    def run_first():
-        try:
-            with transaction.atomic():
-                first()
-                holding.set()
-                release.wait(60)
-        finally:
-            connection.close()
-
-    def run_second():
-        try:
-            with transaction.atomic():
-                return second()
-        except IntegrityError as exc:
-            return exc
-        finally:
-            connection.close()
-
-    waiting = (
-        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-        " AND wait_event_type = 'Lock' AND query LIKE %s"
-    )
-    with psycopg.connect(url, autocommit=True) as watcher, ThreadPoolExecutor(max_workers=2) as pool:
-        done_first = pool.submit(run_first)
-        assert holding.wait(60)
-        done_second = pool.submit(run_second)
-        while watcher.execute(waiting, [waiting_query]).fetchone() == (0,):
-            assert not done_second.done(), done_second.result()
-            time.sleep(0.02)
-        release.set()
-        return done_first.result(timeout=60), done_second.result(timeout=60)
-
-
 def test_an_insert_that_waited_for_a_delete_of_its_session_fails_and_writes_nothing(live_services):
     session = a_session()
 
-    _, outcome = _meet(
+    _, outcome = transactions_meet(
         lambda: Session.objects.filter(pk=session.pk).delete(),
         # seq from 2: no key of the deleted event 1, whose delete the insert would wait for
         lambda: numbered_events_insert([(session.pk, seq + 1, kind, text) for _, seq, kind, text in rows(0)]),
@@ -157,7 +112,7 @@ def test_a_delete_that_waited_for_an_insert_into_its_session_fails_and_leaves_bo
     session = a_session()
     later = [{"type": "content", "text": f"later {n}"} for n in range(3)]
 
-    _, outcome = _meet(
+    _, outcome = transactions_meet(
         lambda: numbered_events_insert([(session.pk, seq + 1, kind, text) for _, seq, kind, text in rows(0, later)]),
         lambda: Session.objects.filter(pk=session.pk).delete(),
         'DELETE FROM "transcripts_session"%',
