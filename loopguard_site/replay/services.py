@@ -64,6 +64,14 @@ DISPATCH_CHUNK = 500  # sessions one dispatcher task enqueues the tasks of
 # A session larger than TASK_EVENTS is a task of its own, as before chunks.
 SESSIONS_PER_TASK = 100
 TASK_EVENTS = 50_000  # events fed to monitors (events × profiles)
+# Chunk sizes shrink as a dispatch goes (guided self-scheduling): each
+# chunk is a third of the events left to feed, between MIN_TASK_EVENTS and
+# TASK_EVENTS. Workers take the next chunk when free, so whatever their
+# number and speeds, they finish within a small chunk of each other: five
+# chunks of ~50,000 events fed, the last of 7,000, left a slower worker of
+# two a large chunk to finish alone (BENCHMARKS section 3).
+TASK_SHARE_OF_LEFT = 3  # a chunk is 1/3 of the events left
+MIN_TASK_EVENTS = 10_000  # smaller, a chunk's fixed cost (a task, a transaction) would count
 # A worker tells a job's sockets its counters when it finishes and otherwise
 # at most this often: a message costs about 25 ms, a short session's replay less.
 PROGRESS_INTERVAL_S = 0.5
@@ -683,15 +691,23 @@ def replay_job_enqueue_chunk(*, job_id: int, after_session_id: int, queue: str |
 
 def task_chunks(sessions: list[tuple[int, int]], *, profiles: int) -> Iterator[list[int]]:
     """The ids of `sessions` (id, event count) in chunks of one session task
-    each: up to SESSIONS_PER_TASK sessions, closed at the session that
-    brings the events fed to monitors (events × `profiles`) to TASK_EVENTS."""
+    each, in order, of decreasing size: a chunk's share is a third of the
+    events fed to monitors (events × `profiles`) left, between
+    MIN_TASK_EVENTS and TASK_EVENTS. A session whose middle falls past its
+    chunk's share opens the next chunk once the chunk holds half a share
+    (smaller, it takes the session: no chunk of a few events beside a large
+    session), as does one past SESSIONS_PER_TASK."""
+    left = sum(events for _, events in sessions) * profiles
     chunk, fed = [], 0
     for session_id, events in sessions:
-        chunk.append(session_id)
-        fed += events * profiles
-        if len(chunk) == SESSIONS_PER_TASK or fed >= TASK_EVENTS:
+        events *= profiles
+        share = min(max(left / TASK_SHARE_OF_LEFT, MIN_TASK_EVENTS), TASK_EVENTS)
+        if chunk and (share <= 2 * fed and 2 * fed + events > 2 * share or len(chunk) == SESSIONS_PER_TASK):
             yield chunk
+            left -= fed
             chunk, fed = [], 0
+        chunk.append(session_id)
+        fed += events
     if chunk:
         yield chunk
 

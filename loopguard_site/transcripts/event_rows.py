@@ -56,9 +56,10 @@ def event_from_json(text: str) -> dict:
     return json.loads(text)
 
 
-def events_insert(session_id: int, events: Sequence[dict], texts: Sequence[str] | None = None) -> None:
+def events_insert(session_id: int, events: Sequence[dict], texts: Iterable[str] | None = None) -> None:
     """Insert `events` as seq 1..n of the session (inside the caller's
-    transaction); `texts`, when the caller has them, are their `event_json`."""
+    transaction); `texts`, when the caller has them, are their `event_json`
+    (read as the rows are sent)."""
     if texts is None:
         texts = [event_json(event) for event in events]
     numbered_events_insert(

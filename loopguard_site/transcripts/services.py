@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
@@ -17,7 +17,7 @@ from loopguard_site.errors import FieldError
 from loopguard_site.storable import unstorable_event
 
 from .archives import ZipLimits, is_zip, zip_members
-from .event_rows import event_json, events_insert
+from .event_rows import COPY_BLOCK, event_json, events_insert
 from .models import RawUpload, Session, Tag
 from .raw_uploads import raw_upload_create
 from .selectors import scan_profile_name
@@ -44,12 +44,13 @@ def session_create_from_events(
     tags: Iterable[str] = (),
     state: str = Session.State.STORED,
     profile: str = "",
-    event_texts: Sequence[str] | None = None,
+    event_texts: Iterable[str] | None = None,
 ) -> Session:
     """Store a session of `project` (None: the project "default", as
     `loopguard import` without `--project`) with its events (already
     validated, in stream order; `event_texts`, when the caller has them, are
-    their `event_json`) and, when given, the raw upload — all of it or, on
+    their `event_json`, taken as the events are stored: an error they raise
+    stores nothing) and, when given, the raw upload — all of it or, on
     any error, nothing. Who may write to which project, the callers ask
     accounts.access."""
     session = Session.objects.create(
@@ -160,10 +161,6 @@ def session_import_file(
             " (LOOPGUARD_MAX_EVENTS)",
             file=filename,
         )
-    texts = [event_json(event) for event in transcript.events]  # encoded once: checked here, stored below
-    if problem := unstorable_event(transcript.events, "\n".join(texts)):
-        number, field, what = problem
-        raise TranscriptError(f"event {number} holds {what}, which cannot be stored", file=filename, field=field)
     basename = PurePosixPath((raw_name or filename).replace("\\", "/")).name or "upload"
     model = (transcript.model or "")[:MODEL_MAX]
     return session_create_from_events(
@@ -172,7 +169,7 @@ def session_import_file(
         source_format=transcript.format,
         parser_version=transcript.parser_version,
         events=transcript.events,
-        event_texts=texts,
+        event_texts=_storable_texts(transcript.events, filename),
         raw=data,
         profile=scan_profile_name((project or default_project()).pk, model),
         filename=basename[:FILENAME_MAX],
@@ -180,6 +177,22 @@ def session_import_file(
         project=project,
         tags=tags,
     )
+
+
+def _storable_texts(events: Sequence[dict], filename: str) -> Iterator[str]:
+    """The events' `event_json`, encoded once and checked for what the
+    database cannot store a COPY block at a time, as the insert takes them:
+    PostgreSQL stores one block while the next is encoded. A problem raises
+    `TranscriptError` naming the event and the field mid-insert, and the
+    import's transaction then stores nothing."""
+    for start in range(0, len(events), COPY_BLOCK):
+        block = events[start : start + COPY_BLOCK]
+        texts = [event_json(event) for event in block]
+        if problem := unstorable_event(block, "\n".join(texts)):
+            number, field, what = problem
+            event = start + number
+            raise TranscriptError(f"event {event} holds {what}, which cannot be stored", file=filename, field=field)
+        yield from texts
 
 
 def _import_outcome(data: bytes, filename: str, raw_name: str = "", **options) -> ImportOutcome:

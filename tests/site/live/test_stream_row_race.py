@@ -10,18 +10,12 @@ commits."""
 
 from __future__ import annotations
 
-import threading
-import time
-from concurrent.futures import ThreadPoolExecutor
-
-import psycopg
 import pytest
-from django.db import connection, transaction
 
 from loopguard_site.live.models import LiveStream
 from loopguard_site.live.services import _locked_stream, live_ingest
 from loopguard_site.transcripts.models import Event
-from tests.conftest import database_url
+from tests.transactions_meet import transactions_meet
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -29,38 +23,11 @@ CONTENT = {"type": "content", "text": "after the wait"}
 
 
 def test_an_ingest_that_waited_for_the_lock_finds_the_stream_created_meanwhile(live_services, live_session):
-    url = database_url(connection.settings_dict)
-    locked, release = threading.Event(), threading.Event()
-
-    def sweep_first() -> None:
-        try:
-            with transaction.atomic():
-                _locked_stream(live_session.pk)  # creates the LiveStream row, holds the session's lock
-                locked.set()
-                release.wait(60)
-        finally:
-            connection.close()
-
-    def ingest() -> int:
-        try:
-            return live_ingest(session_id=live_session.pk, seq=1, events=[CONTENT]).ack
-        finally:
-            connection.close()
-
-    waiting = (
-        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-        " AND wait_event_type = 'Lock' AND query LIKE '%%FOR UPDATE OF m%%'"
+    _, ack = transactions_meet(
+        lambda: _locked_stream(live_session.pk),  # creates the LiveStream row, holds the session's lock
+        lambda: live_ingest(session_id=live_session.pk, seq=1, events=[CONTENT]).ack,
+        "%FOR UPDATE OF m%",
     )
-    with psycopg.connect(url, autocommit=True) as watcher, ThreadPoolExecutor(max_workers=2) as pool:
-        first = pool.submit(sweep_first)
-        assert locked.wait(60)
-        second = pool.submit(ingest)
-        while watcher.execute(waiting).fetchone() == (0,):
-            assert not second.done(), second.result()
-            time.sleep(0.02)
-        release.set()
-        first.result(timeout=60)
-        ack = second.result(timeout=60)
 
     assert ack == 1
     assert list(Event.objects.filter(session=live_session).values_list("seq", "data")) == [(1, CONTENT)]

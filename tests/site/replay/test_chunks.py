@@ -231,11 +231,54 @@ def test_a_result_the_database_refuses_fails_its_run_alone(user, monkeypatch):
     assert set(Detection.objects.values_list("session_id", flat=True)) == {ids[0], ids[2]}
 
 
-def test_task_chunks_close_at_the_session_count_or_the_events_fed(monkeypatch):
-    monkeypatch.setattr(services, "SESSIONS_PER_TASK", 3)
-    monkeypatch.setattr(services, "TASK_EVENTS", 1000)
-    sessions = [(1, 100), (2, 100), (3, 100), (4, 100), (5, 400), (6, 10), (7, 2000), (8, 5)]
+@pytest.fixture
+def chunk_sizes(monkeypatch):
+    """Small chunks: a third of the events left, between 100 and 1,000 events fed; 100 sessions at most."""
+    for name, value in (("TASK_EVENTS", 1000), ("MIN_TASK_EVENTS", 100), ("TASK_SHARE_OF_LEFT", 3)):
+        monkeypatch.setattr(services, name, value)
+    monkeypatch.setattr(services, "SESSIONS_PER_TASK", 100)
+    return monkeypatch
 
-    assert list(task_chunks(sessions, profiles=1)) == [[1, 2, 3], [4, 5, 6], [7], [8]]
-    assert list(task_chunks(sessions, profiles=2)) == [[1, 2, 3], [4, 5], [6, 7], [8]]
+
+TWENTY_EQUAL = [(n, 100) for n in range(1, 21)]
+
+
+def test_task_chunks_shrink_as_the_events_left_do(chunk_sizes):
+    # 2,000 fed: a share of 667 (the 8th session's middle is past it), then of 433 (1,300 left), 300, 200,
+    # then the floor of 100
+    assert list(task_chunks(TWENTY_EQUAL, profiles=1)) == [
+        [1, 2, 3, 4, 5, 6, 7], [8, 9, 10, 11], [12, 13, 14], [15, 16], [17], [18], [19], [20]
+    ]  # fmt: skip
+    # fed twice: shares of 1,000 (the cap) while 3,000 or more are left, then 667, 467, 333, 200, 133, 100
+    assert list(task_chunks(TWENTY_EQUAL, profiles=2)) == [
+        [1, 2, 3, 4, 5], [6, 7, 8, 9, 10], [11, 12, 13], [14, 15], [16, 17], [18], [19], [20]
+    ]  # fmt: skip
     assert list(task_chunks([], profiles=4)) == []
+
+
+def test_task_chunks_are_task_events_at_most_and_min_task_events_at_least(chunk_sizes):
+    chunk_sizes.setattr(services, "TASK_EVENTS", 300)
+    assert list(task_chunks(TWENTY_EQUAL, profiles=1)) == [
+        [1, 2, 3], [4, 5, 6], [7, 8, 9], [10, 11, 12], [13, 14, 15], [16, 17], [18], [19], [20]
+    ]  # fmt: skip
+
+    chunk_sizes.setattr(services, "MIN_TASK_EVENTS", 300)
+    assert list(task_chunks(TWENTY_EQUAL[:8], profiles=1)) == [[1, 2, 3], [4, 5, 6], [7, 8]]
+    assert list(task_chunks([(1, 50), (2, 50)], profiles=1)) == [[1, 2]]
+
+
+def test_a_session_larger_than_a_share_is_a_chunk_of_its_own_once_its_chunk_holds_half_a_share(chunk_sizes):
+    chunk_sizes.setattr(services, "MIN_TASK_EVENTS", 300)
+    # 2,000 fed, a share of 667: the chunk of 200 (under half a share) takes the large session
+    sessions = [(1, 100), (2, 100), (3, 1500), (4, 100), (5, 100), (6, 100)]
+    assert list(task_chunks(sessions, profiles=1)) == [[1, 2, 3], [4, 5, 6]]
+    # 2,200 fed, a share of 733: the chunk of 600 (over half) closes before it
+    sessions = [(1, 300), (2, 300), (3, 1500), (4, 100)]
+    assert list(task_chunks(sessions, profiles=1)) == [[1, 2], [3], [4]]
+
+
+def test_task_chunks_close_at_sessions_per_task(chunk_sizes):
+    chunk_sizes.setattr(services, "SESSIONS_PER_TASK", 3)
+    sessions = [(1, 10), (2, 10), (3, 10), (4, 10), (5, 700)]
+
+    assert list(task_chunks(sessions, profiles=1)) == [[1, 2, 3], [4, 5]]
