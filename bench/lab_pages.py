@@ -338,6 +338,10 @@ def populate_large(user) -> dict:
         ("session_id", "tag_id"),
         ((pk, tag_ids[i % len(tag_ids)]) for i, pk in enumerate(ids) if i % 5 == 0),
     )
+    from loopguard_site.transcripts.layout_rows import session_layouts_update
+
+    session_layouts_update(ids)  # as import stores them: the long session's (the others are too short to keep one)
+    phase("stored layouts")
     tallies = importlib.import_module("loopguard_site.overview.migrations.0001_tallies")
     with connection.cursor() as cursor:
         cursor.execute("SET session_replication_role = DEFAULT")
@@ -413,6 +417,13 @@ def large_rows(ids: dict) -> list[tuple[str, str]]:
         ("overview", "/"),
         (f"session: {LONG_EVENTS:,} events", f"/sessions/{ids['long']}/"),
         ("session: common", f"/sessions/{ids['common']}/"),
+        ("session: items 60-260", f"/sessions/{ids['long']}/items?start=60&end=260&profile=default"),
+        ("session: items 50,000-50,200", f"/sessions/{ids['long']}/items?start=50000&end=50200&profile=default"),
+        (
+            "session: text window",
+            f"/sessions/{ids['long']}/window?channel=content&start=400000&end=408000&profile=default",
+        ),
+        ("session: zoom 1%", f"/sessions/{ids['long']}/figure?axis=offset&x0=0&x1=15000&profile=default"),
     ]
 
 
@@ -439,6 +450,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=30, help="timed requests per row (default 30)")
     parser.add_argument("--quick", action="store_true", help="10 timed requests per row")
     parser.add_argument("--large", action="store_true", help="100,000 sessions and 10 million events, by COPY")
+    parser.add_argument("--rows", default="", help="only the rows whose name starts with this (e.g. 'session')")
     args = parser.parse_args()
     n = 10 if args.quick else args.requests
     admin, url = throwaway_database()
@@ -493,6 +505,8 @@ def main() -> None:
                 ("list: row 4,951 on (page 100)", f"/sessions/?{after(4_950)}"),
             ]
         for name, path in rows:
+            if not name.startswith(args.rows):
+                continue
             for who in ("superuser", "member") if name in ("list", "overview") or not args.large else ("member",):
                 client = clients[who]
                 times = timings(client, path, n)

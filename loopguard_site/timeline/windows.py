@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from loopguard_site.transcripts.layout import LayoutItem, LayoutState
-from loopguard_site.transcripts.layout_rows import Point, layout_bins, layout_items, layout_points
+from loopguard_site.transcripts.layout import LayoutState
+from loopguard_site.transcripts.layout_rows import Place, Point, layout_bins, layout_items, layout_points
 from loopguard_site.transcripts.selectors import session_event_stream
 
 from .charts import MAX_POINTS, POSITIONED_CHANNELS, summary_figure
@@ -33,7 +33,7 @@ class Places:
 
     def __init__(self, session_id: int, points: Sequence[Point]):
         unique = list(dict.fromkeys(points))
-        self.items: dict[Point, LayoutItem | None] = dict(zip(unique, layout_points(session_id, unique), strict=True))
+        self.items: dict[Point, Place | None] = dict(zip(unique, layout_points(session_id, unique), strict=True))
 
     def of(self, channel: str, offset: int) -> int | None:
         """The index of the item of `channel` holding `offset` (as `ItemIndex.of`)."""
@@ -155,7 +155,7 @@ def long_channel_window(
     """`panels.text_window` / `tool_window` of [start, end) of a channel of a
     long session, from the events of the items that hold it."""
     first, last = layout_points(session_id, [Point(channel, start), Point(channel, end, True)])
-    if first is None:
+    if first is None or last is None:
         return {"gap": False, "start": start, "end": start, **({"rows": []} if channel == "tools" else {"items": []})}
     streams = window_streams(session_id, state, first.index, last.index + 1)
     if channel == "tools":

@@ -1,6 +1,6 @@
 """A long session's stored conversation layout (layout.py) as rows: one
 `SessionItem` per item and the `SessionLayout` state, kept for sessions of
-at least `LAYOUT_MIN_EVENTS` events, so that their page reads a few rows
+at least `layout_min_events()` events, so that their page reads a few rows
 and a window of events instead of laying out every event per request.
 
 Written when a session's events are: at import (from the events in hand),
@@ -13,9 +13,11 @@ it existed). Read by ranges of items, by the item holding a channel offset
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 
+from django.conf import settings
 from django.db import connection
 from django.db.models import Count, F, Max, Min, Sum, Value
 from django.db.models.functions import Coalesce, Floor
@@ -24,21 +26,25 @@ from .layout import LayoutBuilder, LayoutItem, LayoutState
 from .models import Session, SessionItem, SessionLayout
 from .selectors import session_event_stream
 
-LAYOUT_MIN_EVENTS = 2_000  # shorter sessions are laid out per request (a few ms)
+
+def layout_min_events() -> int:
+    """Sessions shorter than this are laid out per request (a few ms); settings.LOOPGUARD_LAYOUT_MIN_EVENTS."""
+    return settings.LOOPGUARD_LAYOUT_MIN_EVENTS
+
+
 _ITEM_FIELDS = tuple(f.name for f in fields(LayoutItem))
 _UPDATED = ("end", "t_end", "marks", "repeated")  # what extending an item changes
-POINTS_PER_QUERY = 2_000  # 4 parameters each: under SQLite's limit
 
 
 def session_layouts_update(session_ids: Iterable[int]) -> None:
     """Bring the stored layouts of these sessions up to date with their
-    events: built for a session that has reached `LAYOUT_MIN_EVENTS`,
+    events: built for a session that has reached `layout_min_events()`,
     extended by the events stored after the last one laid out. Call inside
     the transaction that wrote the events."""
     session_ids = list(session_ids)
     if not session_ids:
         return
-    long_sessions = Session.objects.filter(pk__in=session_ids, event_count__gte=LAYOUT_MIN_EVENTS)
+    long_sessions = Session.objects.filter(pk__in=session_ids, event_count__gte=layout_min_events())
     counts = dict(long_sessions.values_list("pk", "event_count"))
     states = {
         row.session_id: LayoutState.from_json(row.state)
@@ -58,7 +64,7 @@ def session_layouts_update(session_ids: Iterable[int]) -> None:
 def session_layout_store(session_id: int, events: Sequence[dict]) -> None:
     """Store the layout of a new session from its events (seq 1..n) when it
     is long enough to keep one."""
-    if len(events) < LAYOUT_MIN_EVENTS:
+    if len(events) < layout_min_events():
         return
     builder = LayoutBuilder()
     for seq, event in enumerate(events, start=1):
@@ -83,7 +89,7 @@ def _store(session_id: int, builder: LayoutBuilder, *, extends: bool) -> None:
 def session_layout(session: Session) -> LayoutState | None:
     """The session's stored layout, brought up to date first when it is
     missing or behind its events; None for a session too short to keep one."""
-    if session.event_count < LAYOUT_MIN_EVENTS:
+    if session.event_count < layout_min_events():
         return None
     row = SessionLayout.objects.filter(session_id=session.pk).first()
     if row is None or row.state["seq"] < session.event_count:
@@ -116,45 +122,66 @@ class Point:
     after: bool = False
 
 
-def layout_points(session_id: int, points: Sequence[Point]) -> list[LayoutItem | None]:
-    """For each point, the stored item of its kind that holds it (the last
-    one for a point past the kind's end; the first for one before its
-    start; None: the session has no such item): one index probe a point,
-    `POINTS_PER_QUERY` points a query."""
-    found: list[LayoutItem | None] = []
-    for first in range(0, len(points), POINTS_PER_QUERY):
-        found += _points(session_id, points[first : first + POINTS_PER_QUERY])
+@dataclass(frozen=True, slots=True)
+class Place:
+    """What the page needs of the item holding a point."""
+
+    index: int
+    start: int
+    size: int
+    position: int
+    t: float | None
+
+
+PROBES_PER_QUERY = 200  # event seqs looked up by one statement
+
+
+def layout_points(session_id: int, points: Sequence[Point]) -> list[Place | None]:
+    """For each point, the stored item of its kind that holds it: the last
+    one starting at or before it (the first for a point before the kind's
+    first item; None: the session has no item of that kind). The items of
+    each channel asked about are read once, as columns (a few bytes an
+    item: cheaper than one index probe a point when the points are many);
+    event seqs, rarer, are probed."""
+    kinds = sorted({point.kind for point in points} - {"seq"})
+    columns: dict[str, tuple[list, ...]] = {kind: ([], []) for kind in kinds}
+    rows = SessionItem.objects.filter(session_id=session_id, kind__in=kinds).order_by("kind", "start")
+    for kind, *place in rows.values_list("kind", "start", "index", "end", "position", "t"):
+        starts, places = columns[kind]
+        starts.append(place[0])
+        places.append(place)
+    seqs = _seq_places(session_id, sorted({point.offset for point in points if point.kind == "seq"}))
+    found: list[Place | None] = []
+    for point in points:
+        if point.kind == "seq":
+            found.append(seqs.get(point.offset))
+            continue
+        starts, places = columns[point.kind]
+        if not starts:
+            found.append(None)
+            continue
+        reach = point.offset - 1 if point.after and point.offset > 0 else point.offset
+        start, index, end, position, t = places[max(bisect_right(starts, reach) - 1, 0)]
+        found.append(Place(index, start, end - start, position, t))
     return found
 
 
-def _points(session_id: int, points: Sequence[Point]) -> list[LayoutItem | None]:
-    if not points:
-        return []
+def _seq_places(session_id: int, seqs: list[int]) -> dict[int, Place]:
+    """The item holding each event seq: one index probe each, `PROBES_PER_QUERY` to a statement."""
     table = SessionItem._meta.db_table
-    columns = ", ".join(f'i."{name}"' for name in _ITEM_FIELDS if name != "marks")
-    values = ", ".join(["(%s, %s, %s, %s)"] * len(points))
-    params: list = []
-    for n, point in enumerate(points):
-        params += [n, point.kind, point.offset, point.offset - 1 if point.after and point.offset > 0 else point.offset]
-    # The item holding a point: the last of its kind starting at or before it,
-    # else (a point before the kind's first item) the first.
-    sql = f"""
-        WITH q(n, kind, point, reach) AS (VALUES {values})
-        SELECT q.n, {columns} FROM q JOIN {table} i ON i.id = COALESCE(
-            (SELECT j.id FROM {table} j WHERE j.session_id = %s AND q.kind <> 'seq' AND j.kind = q.kind
-             AND j.start <= q.reach ORDER BY j.start DESC LIMIT 1),
-            (SELECT j.id FROM {table} j WHERE j.session_id = %s AND q.kind <> 'seq' AND j.kind = q.kind
-             ORDER BY j.start LIMIT 1),
-            (SELECT j.id FROM {table} j WHERE j.session_id = %s AND q.kind = 'seq' AND j.seq <= q.point
-             ORDER BY j.seq DESC LIMIT 1))
-    """
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [*params, session_id, session_id, session_id])
-        rows = cursor.fetchall()
-    names = [name for name in _ITEM_FIELDS if name != "marks"]
-    found: list[LayoutItem | None] = [None] * len(points)
-    for n, *values in rows:
-        found[n] = LayoutItem(**dict(zip(names, values, strict=True)))
+    probe = (
+        f'SELECT * FROM (SELECT %s, "index", start, "end", position, t FROM {table}'
+        " WHERE session_id = %s AND seq <= %s ORDER BY seq DESC LIMIT 1) AS probe"
+    )
+    found = {}
+    for first in range(0, len(seqs), PROBES_PER_QUERY):
+        chunk = seqs[first : first + PROBES_PER_QUERY]
+        with connection.cursor() as cursor:
+            cursor.execute(
+                " UNION ALL ".join([probe] * len(chunk)), [v for seq in chunk for v in (seq, session_id, seq)]
+            )
+            for seq, index, start, end, position, t in cursor.fetchall():
+                found[seq] = Place(index, start, end - start, position, t)
     return found
 
 

@@ -86,7 +86,7 @@ class Event(models.Model):
 class SessionLayout(models.Model):
     """Where a long session's stored conversation layout stands (layout.py's
     `LayoutState`): its items are `SessionItem` rows. Kept for sessions of
-    at least `LAYOUT_MIN_EVENTS` events, so that their page reads a window
+    at least settings.LOOPGUARD_LAYOUT_MIN_EVENTS events, so that their page reads a window
     of events instead of all of them."""
 
     session = models.OneToOneField(Session, on_delete=models.CASCADE, primary_key=True, related_name="layout")
