@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import Count, F, Max, Min, Sum, Value
 from django.db.models.functions import Coalesce, Floor
 
@@ -42,8 +42,12 @@ def session_layouts_update(session_ids: Iterable[int]) -> None:
     extended by the events stored after the last one laid out. Call inside
     the transaction that wrote the events."""
     session_ids = list(session_ids)
-    if not session_ids:
-        return
+    if session_ids:
+        with transaction.atomic():  # a page's first view calls it outside one
+            _layouts_update(session_ids)
+
+
+def _layouts_update(session_ids: list[int]) -> None:
     long_sessions = Session.objects.filter(pk__in=session_ids, event_count__gte=layout_min_events())
     counts = dict(long_sessions.values_list("pk", "event_count"))
     states = {
