@@ -69,11 +69,14 @@ def detection_last(detection: dict) -> int:
     return max(detection["at"] - 1, detection["start"]) if detection["channel"] == "tools" else detection["at"]
 
 
-def conversation_blocks(item_count: int, detections: Sequence[dict], index: ItemIndex) -> list[dict]:
+def conversation_blocks(
+    item_count: int, detections: Sequence[dict], index: ItemIndex, windows: int = MAX_DETECTION_WINDOWS
+) -> list[dict]:
     """The conversation of `item_count` items as first shown: ranges of
     items ({"gap": False, "start", "end"}) and gaps between them ({"gap":
-    True, ...}). `index`: an `ItemIndex`, or anything with its `of`."""
-    spans = [(span[0], span[1] + 1) for d in detections[:MAX_DETECTION_WINDOWS] if (span := detection_items(d, index))]
+    True, ...}), around the first `windows` detections. `index`: an
+    `ItemIndex`, or anything with its `of`."""
+    spans = [(span[0], span[1] + 1) for d in detections[:windows] if (span := detection_items(d, index))]
     ranges = plan_ranges(item_count, spans, head=HEAD_ITEMS, context=CONTEXT_ITEMS, page=PAGE_ITEMS)
     return blocks(item_count, ranges)
 

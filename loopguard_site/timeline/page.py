@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 
 from .charts import clickable_detections, timeline_figure
 from .conversation import PAGE_ITEMS, ItemIndex, conversation_blocks, detection_groups, detection_items, item_views
-from .panels import CONTEXT_CALLS, CONTEXT_CHARS, PAGE_CALLS, PAGE_CHARS
+from .panels import CONTEXT_CALLS, CONTEXT_CHARS, MAX_DETECTION_WINDOWS, PAGE_CALLS, PAGE_CHARS
 from .streams import SessionStreams
 
 LISTED = 100  # detection groups, and checkpoint evaluations, listed by name
@@ -38,17 +38,19 @@ def page_parts(
     items_of: Callable[[int, int], list[dict]],
     detections: Sequence[dict],
     checkpoints: Sequence[dict],
+    detection_windows: int = MAX_DETECTION_WINDOWS,
 ) -> dict:
     """The page from its figures, the index of its items (an `ItemIndex` or
     anything with its `of`), how many items the conversation has and the
-    views of a range of them (`items_of(start, end)`)."""
+    views of a range of them (`items_of(start, end)`); the conversation
+    opens windows around the first `detection_windows` detections."""
     groups = detection_groups(detections)
     listed = groups[:LISTED]
     # Markers and list entries scroll the text to a detection: the page needs those, not all.
     clickable = set().union(*(clickable_detections(f) for f in figures.values()), (i for g in listed for i in g["ids"]))
     conversation = [
         block if block["gap"] else {**block, "items": items_of(block["start"], block["end"])}
-        for block in conversation_blocks(item_count, detections, index)
+        for block in conversation_blocks(item_count, detections, index, detection_windows)
     ]
     return {
         "groups": listed,

@@ -2,13 +2,16 @@
 (transcripts.layout_rows): the page, its conversation windows and its
 timeline read a bounded number of rows whatever the session's length.
 
-- The conversation: the same blocks as a session laid out whole (the head,
-  and around the first detections), each block laid out from the events of
-  its items alone (`window_streams`); gaps load the same way.
+- The conversation: the head and the window of the first detection (a
+  session laid out whole opens the windows of its first 20), each block
+  laid out from the events of its items alone (`window_streams`); gaps load
+  the same way.
 - Where a detection or checkpoint is (its items, its x): one query for all
   of them (`Places`).
-- The timeline: a summary of the items in `MAX_POINTS` bins, plus every
-  detection and checkpoint exactly (charts.summary_figure).
+- The timeline: the items counted in at most `MAX_POINTS` bins (for the
+  whole session, from the counts kept with the layout; for a zoom, from
+  the items of that stretch), plus every detection and checkpoint exactly
+  (charts.summary_figure).
 Cost: a few queries per block shown, two for the places, one per figure.
 """
 
@@ -16,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from loopguard_site.transcripts.layout import LayoutState
+from loopguard_site.transcripts.layout import LayoutState, summary_bins
 from loopguard_site.transcripts.layout_rows import Place, Point, layout_bins, layout_items, layout_points
 from loopguard_site.transcripts.selectors import session_event_stream
 
@@ -25,6 +28,10 @@ from .conversation import detection_last, item_views
 from .page import page_parts
 from .panels import channel_window, tool_window
 from .streams import SessionStreams, window_from_events
+
+# The conversation opens around the first detection alone (and the head):
+# another's window loads when it is clicked or the address names it.
+DETECTION_WINDOWS = 1
 
 
 class Places:
@@ -116,6 +123,7 @@ def long_page_parts(
         items_of=items_of,
         detections=detections,
         checkpoints=checkpoints,
+        detection_windows=DETECTION_WINDOWS,
     )
 
 
@@ -131,8 +139,10 @@ def long_figure(
 ) -> dict:
     """The timeline of a long session on `axis` (a zoom: `x_range`)."""
     whole = (0, (state.position if axis == "offset" else state.t or 0) or 1)
-    low, high = x_range or whole
-    bins = layout_bins(session_id, axis=axis, low=low, high=high, bins=MAX_POINTS)
+    if x_range is None:  # the whole session: the counts kept with the layout
+        bins = summary_bins(state, MAX_POINTS, axis)
+    else:  # a zoom: the items of that stretch
+        bins = layout_bins(session_id, axis=axis, low=x_range[0], high=x_range[1], bins=MAX_POINTS)
     return summary_figure(
         bins, detections, checkpoints, x=places.x(axis), event_x=places.event_x(axis), axis=axis, whole=whole,
         x_range=x_range,

@@ -69,6 +69,10 @@ class LayoutState:
     t: float | None = None
     has_time: bool = False
     signatures: dict[str, list[int]] = field(default_factory=dict)  # signature -> [first call, calls so far]
+    # The items counted per kind in blocks of `block_width` stream positions (by where each starts):
+    # kind -> {block: [items, size, repeated, first start, first turn, x0, x1, t0, t1]}.
+    block_width: int = 1
+    blocks: dict[str, dict[str, list]] = field(default_factory=dict)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -76,6 +80,37 @@ class LayoutState:
     @classmethod
     def from_json(cls, data: dict) -> LayoutState:
         return cls(**data)
+
+
+MAX_BLOCKS = 800  # blocks the stream spans at most: past it, blocks twice as wide
+
+
+def merge_blocks(a: list, b: list) -> list:
+    """Two blocks' counts as one."""
+    return [a[0] + b[0], a[1] + b[1], a[2] + b[2], min(a[3], b[3]), min(a[4], b[4]), min(a[5], b[5]),
+            max(a[6], b[6]), min(a[7], b[7]), max(a[8], b[8])]  # fmt: skip
+
+
+def summary_bins(state: LayoutState, bins: int, axis: str) -> list[dict]:
+    """The layout's blocks merged into at most `bins` bins of equal width
+    (whole blocks), as `layout_rows.layout_bins` gives them: x on `axis`
+    (`offset`: stream positions; `time`: `t`, from each bin's first item's
+    start to its last item's end)."""
+    span = state.position // state.block_width + 1
+    per_bin = -(-span // bins)  # blocks a bin, rounded up
+    rows = []
+    for kind in sorted(state.blocks):
+        merged: dict[int, list] = {}
+        for key, block in state.blocks[kind].items():
+            into = merged.get(int(key) // per_bin)
+            merged[int(key) // per_bin] = block if into is None else merge_blocks(into, block)
+        for number in sorted(merged):
+            items, size, repeated, first, turn, x0, x1, t0, t1 = merged[number]
+            x0, x1 = (x0, x1) if axis == "offset" else (t0, t1)
+            row = {"kind": kind, "bin": number, "items": items, "size": size, "repeated": repeated, "first": first,
+                   "turn": turn, "x0": x0, "x1": x1}  # fmt: skip
+            rows.append(row)
+    return rows
 
 
 def call_signature(name: str, args: str) -> str:
@@ -96,6 +131,10 @@ class LayoutBuilder:
     def __init__(self, state: LayoutState | None = None, last: LayoutItem | None = None):
         self.state = state or LayoutState()
         self.items: list[LayoutItem] = [last] if last is not None else []
+        # The item last counted in its block, as it was then (`last` was counted when stored).
+        self._counted = last
+        self._counted_size = last.size if last is not None else 0
+        self._counted_repeated = last.repeated if last is not None else 0
 
     def feed(self, seq: int, event: dict) -> None:
         s = self.state
@@ -127,6 +166,43 @@ class LayoutBuilder:
             s.position += 1
         if self.items:
             self.items[-1].t_end = s.t
+            self._count(self.items[-1])
+
+    def _count(self, item: LayoutItem) -> None:
+        """Count the last event's change to `item` in its block: a new item, or one grown."""
+        s = self.state
+        blocks = s.blocks.setdefault(item.kind, {})
+        key = str(item.position // s.block_width)
+        t0, t1 = item.t or 0.0, item.t_end or 0.0
+        block = blocks.get(key)
+        if block is None:
+            blocks[key] = [1, item.size, item.repeated, item.start, item.turn, item.position, item.position + item.size,
+                           t0, t1]  # fmt: skip
+        elif self._counted is not item:
+            block[0] += 1
+            block[1] += item.size
+            block[2] += item.repeated
+            block[3], block[4] = min(block[3], item.start), min(block[4], item.turn)
+            block[5], block[6] = min(block[5], item.position), max(block[6], item.position + item.size)
+            block[7], block[8] = min(block[7], t0), max(block[8], t1)
+        else:  # grown since counted: by one event
+            block[1] += item.size - self._counted_size
+            block[2] += item.repeated - self._counted_repeated
+            block[6], block[8] = max(block[6], item.position + item.size), max(block[8], t1)
+        self._counted, self._counted_size, self._counted_repeated = item, item.size, item.repeated
+        if s.position // s.block_width >= MAX_BLOCKS:
+            self._coarsen()
+
+    def _coarsen(self) -> None:
+        """Blocks twice as wide, each pair merged."""
+        s = self.state
+        s.block_width *= 2
+        for kind, blocks in s.blocks.items():
+            merged: dict[str, list] = {}
+            for key, block in sorted(blocks.items(), key=lambda pair: int(pair[0])):
+                into = merged.get(str(int(key) // 2))
+                merged[str(int(key) // 2)] = block if into is None else merge_blocks(into, block)
+            s.blocks[kind] = merged
 
     def _open(self, seq: int, kind: str, start: int = 0, end: int = 0, text: str = "") -> LayoutItem:
         s = self.state

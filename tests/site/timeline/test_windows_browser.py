@@ -44,7 +44,7 @@ def test_later_items_load_on_demand_and_a_deep_detection_opens_its_window(
     session = session_create_from_events(
         title="long", model="", source_format="events", parser_version="t", events=turn_events(0, TURNS)
     )
-    # 21 detections: the first 20 open windows with the page (turns 15..34); the last, on turn 50, does not.
+    # 21 detections: the page opens the window of the first (turn 15), the others load when asked for.
     *_, deep = detections_on_content(session, [*range(15, 35), 50])
     user = member(django_user_model.objects.create_user("viewer"))
 
@@ -52,9 +52,9 @@ def test_later_items_load_on_demand_and_a_deep_detection_opens_its_window(
 
     shown = "return [...document.querySelectorAll('.conversation [data-item]')].map(e => +e.dataset.item)"
     first_shown = driver.execute_script(shown)
-    assert first_shown == [*range(0, 142)]  # the head (0..59) and the windows of turns 15..34, merged
+    assert first_shown == [*range(0, 66)]  # the head (0..59) and the window of turn 15's content (item 62), merged
     gap = driver.find_element(By.CSS_SELECTOR, "button.item-gap")
-    assert gap.text == "… show items 142–240 of the conversation …"
+    assert gap.text == "… show items 66–240 of the conversation …"
 
     click(driver, gap)
 
@@ -79,6 +79,6 @@ def test_later_items_load_on_demand_and_a_deep_detection_opens_its_window(
         driver, "const f = [...document.querySelectorAll('.flash')].map(e => e.textContent); return f[2] === '50' && f;"
     )
     assert flashed == ["", "<b>", "50", ""]  # the onset marker, the unit, its repetition, the firing marker
-    assert driver.execute_script(shown) == [*range(0, 142), *range(199, 206)]
+    assert driver.execute_script(shown) == [*range(0, 66), *range(199, 206)]
     screenshot(driver, tmp_path, "long-session-anchor")
     assert driver.execute_script("return pageErrors") == []

@@ -8,6 +8,7 @@ import pytest
 
 from loopguard_site.live.services import live_ingest
 from loopguard_site.replay.services import replay_session
+from loopguard_site.transcripts.layout import LayoutBuilder, summary_bins
 from loopguard_site.transcripts.layout_rows import Point, layout_bins, layout_points
 from loopguard_site.transcripts.models import SessionItem, SessionLayout
 from loopguard_site.transcripts.services import session_create_from_events, session_create_live
@@ -114,6 +115,7 @@ def test_live_appends_build_the_layout_once_long_enough_then_extend_it(long_sess
     )  # fmt: skip
     assert stored_items(whole.pk) == items
     assert stored_marks(whole.pk) == stored_marks(session.pk)
+    assert state_of(whole.pk) == state_of(session.pk)  # its block counts too
 
 
 @pytest.mark.django_db
@@ -166,3 +168,31 @@ def test_bins_count_the_items_per_kind(long_sessions):
         ("turn", 0, 10, 0, 0, 0, 1, 0, 180), ("turn", 1, 10, 0, 0, 0, 11, 200, 380),
         ("turn", 2, 10, 0, 0, 0, 21, 400, 580),
     ]  # fmt: skip
+
+
+def test_blocks_grow_wider_as_the_stream_grows_and_merge_into_bins():
+    builder = LayoutBuilder()
+    for seq, event in enumerate(turn_events(0, 50), start=1):  # 1,000 positions: past 800 blocks of 1
+        builder.feed(seq, event)
+
+    assert builder.state.block_width == 2
+    # 501 blocks of 2 positions in 3 bins of 167 blocks (334 positions).
+    rows = [(r["kind"], r["bin"], r["items"], r["size"], r["repeated"], r["first"], r["turn"], r["x0"], r["x1"])
+            for r in summary_bins(builder.state, 3, "offset") if r["kind"] in ("tools", "turn")]  # fmt: skip
+    assert rows == [
+        ("tools", 0, 16, 16, 15, 0, 1, 19, 320), ("tools", 1, 17, 17, 17, 16, 17, 339, 660),
+        ("tools", 2, 17, 17, 17, 33, 34, 679, 1000),
+        ("turn", 0, 17, 0, 0, 0, 1, 0, 320), ("turn", 1, 17, 0, 0, 0, 18, 340, 660),
+        ("turn", 2, 16, 0, 0, 0, 35, 680, 980),
+    ]  # fmt: skip
+
+
+@pytest.mark.embedded
+@pytest.mark.django_db
+def test_the_layout_is_stored_and_read_on_sqlite_too(long_sessions):
+    session = imported(12)
+
+    assert stored_items(session.pk) == expected_items(12)
+    places = layout_points(session.pk, [Point("content", 35), Point("seq", 23)])
+    assert [(place.index, place.position) for place in places] == [(14, 69), (18, 89)]
+    assert len(layout_bins(session.pk, axis="offset", low=0, high=240, bins=3)) == 12
