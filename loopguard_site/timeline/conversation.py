@@ -84,7 +84,14 @@ def conversation_blocks(
 def item_views(streams: SessionStreams, detections: Sequence[dict], start: int, end: int) -> list[dict]:
     """Items [start, end) as the page's `_items.html` shows them."""
     views = []
-    for number, item in streams.items_between(start, end):
+    shown = streams.items_between(start, end)
+    # The detections meeting these items at all, per channel: each item then looks through few.
+    reach = {}
+    for _, item in shown:
+        low, high = reach.get(item.kind, (item.start, item.end))
+        reach[item.kind] = (min(low, item.start), max(high, item.end))
+    detections = [d for d in detections if d["channel"] in reach and _meets(d, *reach[d["channel"]])]
+    for number, item in shown:
         view = {"index": number, "kind": item.kind, "turn": item.turn, "text": item.text}
         if item.kind in ("reasoning", "content"):
             mine = [d for d in detections if d["channel"] == item.kind and _meets(d, item.start, item.end)]

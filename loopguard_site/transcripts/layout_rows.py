@@ -18,6 +18,7 @@ import math
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
+from typing import NamedTuple
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -138,8 +139,7 @@ def item_events_end(session_id: int, index: int) -> int | None:
     return None if seq is None else seq - 1
 
 
-@dataclass(frozen=True, slots=True)
-class Point:
+class Point(NamedTuple):  # a tuple: thousands are hashed per page
     """A place to find: `offset` of a text channel, a tool-call index on
     `tools`, or an event's seq on `seq`. `after` (not on `seq`): where an
     item ends and the next of the channel begins, the earlier one."""
@@ -170,13 +170,17 @@ def layout_points(session_id: int, points: Sequence[Point]) -> list[Place | None
     each channel asked about are read once, as columns (a few bytes an
     item: cheaper than one index probe a point when the points are many);
     event seqs, rarer, are probed."""
-    kinds = sorted({point.kind for point in points} - {"seq"})
-    columns: dict[str, tuple[list, ...]] = {kind: ([], []) for kind in kinds}
-    rows = SessionItem.objects.filter(session_id=session_id, kind__in=kinds).order_by("kind", "start")
-    for kind, *place in rows.values_list("kind", "start", "index", "end", "position", "t"):
-        starts, places = columns[kind]
-        starts.append(place[0])
-        places.append(place)
+    columns: dict[str, tuple[list, list]] = {}
+    table = SessionItem._meta.db_table
+    with connection.cursor() as cursor:
+        for kind in sorted({point.kind for point in points} - {"seq"}):
+            cursor.execute(
+                f'SELECT start, "index", "end", position, t FROM {table} WHERE session_id = %s AND kind = %s'
+                " ORDER BY start",
+                [session_id, kind],
+            )
+            places = cursor.fetchall()
+            columns[kind] = ([place[0] for place in places], places)
     seqs = _seq_places(session_id, sorted({point.offset for point in points if point.kind == "seq"}))
     found: list[Place | None] = []
     for point in points:
