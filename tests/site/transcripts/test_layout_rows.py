@@ -116,6 +116,8 @@ def test_live_appends_build_the_layout_once_long_enough_then_extend_it(long_sess
     assert stored_items(whole.pk) == items
     assert stored_marks(whole.pk) == stored_marks(session.pk)
     assert state_of(whole.pk) == state_of(session.pk)  # its block counts too
+    # The reasoning item that grew across messages, counted once in its block (position 200) with its 7 characters.
+    assert state_of(session.pk)["blocks"]["reasoning"]["200"] == [1, 7, 0, 90, 10, 200, 207, 0.0, 0.0]
 
 
 @pytest.mark.django_db
