@@ -4,13 +4,16 @@ extend it by the new events alone), and the places and bins read from it."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 
 from loopguard_site.live.services import live_ingest
 from loopguard_site.replay.services import replay_session
+from loopguard_site.review.retention import sessions_prune
 from loopguard_site.transcripts.layout import LayoutBuilder, summary_bins
 from loopguard_site.transcripts.layout_rows import Point, layout_bins, layout_points
-from loopguard_site.transcripts.models import SessionItem, SessionLayout
+from loopguard_site.transcripts.models import Session, SessionItem, SessionLayout
 from loopguard_site.transcripts.services import session_create_from_events, session_create_live
 
 ITEM_COLUMNS = ("index", "seq", "kind", "turn", "start", "end", "position", "reasoning", "content", "calls")
@@ -198,3 +201,14 @@ def test_the_layout_is_stored_and_read_on_sqlite_too(long_sessions):
     places = layout_points(session.pk, [Point("content", 35), Point("seq", 23)])
     assert [(place.index, place.position) for place in places] == [(14, 69), (18, 89)]
     assert len(layout_bins(session.pk, axis="offset", low=0, high=240, bins=3)) == 12
+
+
+@pytest.mark.django_db
+def test_a_prune_deletes_a_long_sessions_layout(long_sessions):
+    kept, pruned = imported(12), imported(12)
+    Session.objects.filter(pk=pruned.pk).update(created=datetime.now(UTC) - timedelta(days=40))
+
+    sessions_prune(before=datetime.now(UTC) - timedelta(days=30))
+
+    assert set(SessionItem.objects.values_list("session_id", flat=True)) == {kept.pk}
+    assert list(SessionLayout.objects.values_list("session_id", flat=True)) == [kept.pk]
