@@ -31,8 +31,12 @@ verdicts, 1,000,000 detections, 45,000 labels and 20,000 tag links. Its
 table has a row per page the lab serves at that scale: the session list
 unfiltered, with each filter, sorted otherwise, deep pages (rows 5,001 and
 50,001 on: the cursors its links carry), the API's list, the overview, and
-the session page of the long session and of a common one; with `queries`,
-the number of SQL statements the page ran (what load does not change).
+the session page of the long session and of a common one, and what the
+long one loads on demand (items after the head and in the middle, a text
+window, a zoom of the timeline); with `queries`, the number of SQL
+statements the page ran (what load does not change). The long session's
+stored layout is built after the load (`stored layouts`), as an import
+would have stored it. `--rows PREFIX` times only the rows so named.
 """
 
 from __future__ import annotations
