@@ -12,7 +12,9 @@ sessions, 4,000 reviewers' labels and 40 sessions open live. Rows are
 written with bulk_create in batches.
 
 Each page is asked WARMUP times, then N times; the table gives the
-median, mean and 90th percentile in milliseconds, for a superuser (every
+median, mean and 90th percentile in milliseconds (and the median and mean
+CPU milliseconds of this process: the view, templates and driver, not the
+database server's), for a superuser (every
 project) and for a member of the one project (the project filter). Before
 and after the table: `calib`, a fixed 3-million-step Python loop, and the
 load average, to say how busy the machine was.
@@ -29,8 +31,12 @@ verdicts, 1,000,000 detections, 45,000 labels and 20,000 tag links. Its
 table has a row per page the lab serves at that scale: the session list
 unfiltered, with each filter, sorted otherwise, deep pages (rows 5,001 and
 50,001 on: the cursors its links carry), the API's list, the overview, and
-the session page of the long session and of a common one; with `queries`,
-the number of SQL statements the page ran (what load does not change).
+the session page of the long session and of a common one, and what the
+long one loads on demand (items after the head and in the middle, a text
+window, a zoom of the timeline); with `queries`, the number of SQL
+statements the page ran (what load does not change). The long session's
+stored layout is built after the load (`stored layouts`), as an import
+would have stored it. `--rows PREFIX` times only the rows so named.
 """
 
 from __future__ import annotations
@@ -338,6 +344,10 @@ def populate_large(user) -> dict:
         ("session_id", "tag_id"),
         ((pk, tag_ids[i % len(tag_ids)]) for i, pk in enumerate(ids) if i % 5 == 0),
     )
+    from loopguard_site.transcripts.layout_rows import session_layouts_update
+
+    session_layouts_update(ids)  # as import stores them: the long session's (the others are too short to keep one)
+    phase("stored layouts")
     tallies = importlib.import_module("loopguard_site.overview.migrations.0001_tallies")
     with connection.cursor() as cursor:
         cursor.execute("SET session_replication_role = DEFAULT")
@@ -359,16 +369,19 @@ def load_average() -> str:
     return ", ".join(f"{value:.1f}" for value in os.getloadavg())
 
 
-def timings(client, path: str, n: int) -> list[float]:
+def timings(client, path: str, n: int) -> tuple[list[float], list[float]]:
+    """Wall and CPU milliseconds of `n` requests (this process's CPU: the
+    view, templates and the driver; the database server's own is not in it)."""
     for _ in range(WARMUP):
         assert client.get(path).status_code == 200, path
-    times = []
+    times, cpu = [], []
     for _ in range(n):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         answer = client.get(path)
         times.append((time.perf_counter() - start) * 1000)
+        cpu.append((time.process_time() - start_cpu) * 1000)
         assert answer.status_code == 200, path
-    return times
+    return times, cpu
 
 
 def after(n: int, **filters) -> str:
@@ -413,6 +426,13 @@ def large_rows(ids: dict) -> list[tuple[str, str]]:
         ("overview", "/"),
         (f"session: {LONG_EVENTS:,} events", f"/sessions/{ids['long']}/"),
         ("session: common", f"/sessions/{ids['common']}/"),
+        ("session: items 60-260", f"/sessions/{ids['long']}/items?start=60&end=260&profile=default"),
+        ("session: items 50,000-50,200", f"/sessions/{ids['long']}/items?start=50000&end=50200&profile=default"),
+        (
+            "session: text window",
+            f"/sessions/{ids['long']}/window?channel=content&start=400000&end=408000&profile=default",
+        ),
+        ("session: zoom 1%", f"/sessions/{ids['long']}/figure?axis=offset&x0=0&x1=15000&profile=default"),
     ]
 
 
@@ -425,11 +445,12 @@ def query_count(client, path: str) -> int:
     return len(captured.captured_queries)
 
 
-def print_row(name: str, who: str, times: list[float], size: int, queries: int) -> None:
-    p90 = statistics.quantiles(times, n=10)[-1]
+def print_row(name: str, who: str, times: tuple[list[float], list[float]], size: int, queries: int) -> None:
+    wall, cpu = times
+    p90 = statistics.quantiles(wall, n=10)[-1]
     print(
-        f"{name:<28} {who:<10} {min(times):>8.1f} {statistics.median(times):>10.1f} {statistics.fmean(times):>10.1f}"
-        f" {p90:>10.1f} {size:>6} {queries:>8}",
+        f"{name:<28} {who:<10} {min(wall):>8.1f} {statistics.median(wall):>10.1f} {statistics.fmean(wall):>10.1f}"
+        f" {p90:>10.1f} {statistics.median(cpu):>8.1f} {statistics.fmean(cpu):>8.1f} {size:>6} {queries:>8}",
         flush=True,
     )
 
@@ -439,6 +460,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=30, help="timed requests per row (default 30)")
     parser.add_argument("--quick", action="store_true", help="10 timed requests per row")
     parser.add_argument("--large", action="store_true", help="100,000 sessions and 10 million events, by COPY")
+    parser.add_argument("--rows", default="", help="only the rows whose name starts with this (e.g. 'session')")
     args = parser.parse_args()
     n = 10 if args.quick else args.requests
     admin, url = throwaway_database()
@@ -477,7 +499,8 @@ def main() -> None:
         )
         print(f"before: calib {calib_ms():.0f} ms, load average {load_average()}")
         print(
-            f"{'page':<28} {'user':<10} {'min ms':>8} {'median ms':>10} {'mean ms':>10} {'p90 ms':>10} {'KB':>6}"
+            f"{'page':<28} {'user':<10} {'min ms':>8} {'median ms':>10} {'mean ms':>10} {'p90 ms':>10}"
+            f" {'cpu med':>8} {'cpu mean':>8} {'KB':>6}"
             f" {'queries':>8}"
         )
         clients = {}
@@ -493,6 +516,8 @@ def main() -> None:
                 ("list: row 4,951 on (page 100)", f"/sessions/?{after(4_950)}"),
             ]
         for name, path in rows:
+            if not name.startswith(args.rows):
+                continue
             for who in ("superuser", "member") if name in ("list", "overview") or not args.large else ("member",):
                 client = clients[who]
                 times = timings(client, path, n)

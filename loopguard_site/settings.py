@@ -27,9 +27,11 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 IN_CHECKOUT = (BASE_DIR / "manage.py").is_file()
 ASSETS_DIR = BASE_DIR if IN_CHECKOUT else Path(__file__).resolve().parent
 
-DATA_DIR = Path(
-    env_str("LOOPGUARD_DATA_DIR", str(BASE_DIR / ".data" if IN_CHECKOUT else Path.home() / ".loopguard"))
-).expanduser().resolve()
+DATA_DIR = (
+    Path(env_str("LOOPGUARD_DATA_DIR", str(BASE_DIR / ".data" if IN_CHECKOUT else Path.home() / ".loopguard")))
+    .expanduser()
+    .resolve()
+)
 DATA_DIR.mkdir(parents=True, exist_ok=True)
 
 DEBUG = env_bool("DEBUG", True)
@@ -132,6 +134,8 @@ STORAGES = {
 # WebSocket message, and authenticated API calls per token per UTC day (past
 # it: 429 with Retry-After, accounts.quota).
 LOOPGUARD_MAX_EVENTS = env_int("LOOPGUARD_MAX_EVENTS", 1_000_000, minimum=1)
+# Sessions of at least this many events keep a stored layout: their page reads windows of it.
+LOOPGUARD_LAYOUT_MIN_EVENTS = env_int("LOOPGUARD_LAYOUT_MIN_EVENTS", 2_000, minimum=1)
 LOOPGUARD_WS_MAX_MESSAGE_BYTES = env_int("LOOPGUARD_WS_MAX_MESSAGE_KB", 1024, minimum=1) * 1024
 # The deepest nesting of arrays and objects any JSON the lab reads may have
 # (import, live ingest, the API): refused before anything recursive walks it.

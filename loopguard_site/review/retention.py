@@ -2,8 +2,9 @@
 prune`), without long locks.
 
 Sessions go in batches of `PRUNE_BATCH`, oldest id first. A batch's bulk,
-its events and checkpoint evaluations, is deleted first in statements of
-`ROW_DELETE_CHUNK` rows, each its own short transaction; then the sessions
+its events, checkpoint evaluations and stored layout items, is deleted
+first in statements of `ROW_DELETE_CHUNK` rows, each its own short
+transaction; then the sessions
 and what is left of them (detections, verdicts, runs, labels, the raw upload,
 whose stored file goes once that commits) in one small transaction. A prune
 stopped half-way leaves sessions that are still past the cutoff, which the
@@ -25,7 +26,7 @@ from django.db import transaction
 from django.db.models import Count, Exists, OuterRef, QuerySet, Sum
 
 from loopguard_site.replay.models import CheckpointEvaluation
-from loopguard_site.transcripts.models import Event, RawUpload, Session
+from loopguard_site.transcripts.models import Event, RawUpload, Session, SessionItem
 
 from .models import Adjudication, Label
 
@@ -85,6 +86,7 @@ def sessions_prune(
         else:
             events = _delete_in_chunks(Event.objects.filter(session_id__in=ids))
             _delete_in_chunks(CheckpointEvaluation.objects.filter(session_id__in=ids))
+            _delete_in_chunks(SessionItem.objects.filter(session_id__in=ids))  # a long session's stored layout
             with transaction.atomic():
                 RawUpload.objects.filter(session_id__in=ids).defer("content").delete()  # not its bytes into memory
                 Session.objects.filter(pk__in=ids).delete()

@@ -173,13 +173,23 @@ def timeline_figure(
     x = _x_of(streams, axis)
     lanes = Lanes()
     sampling = Sampling(max_points, x_range)
+    event_x = streams.event_position if axis == "offset" else streams.event_time
     traces = [
         *_channel_traces(streams, axis, lanes, sampling),
         *_tool_traces(streams, x, lanes, sampling),
         *_turn_traces(streams, axis, lanes, sampling),
-        *_checkpoint_traces(checkpoints, x, lanes, sampling),
-        *_detection_traces(detections, streams, axis, x, lanes, sampling),
+        *checkpoint_traces(checkpoints, x, lanes, sampling),
+        *detection_traces(detections, x, event_x, lanes, sampling),
     ]
+    whole = (0, (streams.length if axis == "offset" else streams.end_t or 0) or 1)
+    return figure_of(traces, lanes, axis=axis, focus=x_range or focus_range(x, detections, axis), whole=whole)
+
+
+def figure_of(
+    traces: list[dict], lanes: Lanes, *, axis: str, focus: tuple[float, float] | None, whole: tuple[float, float]
+) -> dict:
+    """The figure of these traces: the lanes top to bottom, the plot showing
+    `focus` (None: everything), the range slider `whole`."""
     # One legend entry per kind of trace (a kind may have a trace per lane); clicking it toggles them all.
     named: set[str] = set()
     for trace in traces:
@@ -189,8 +199,6 @@ def timeline_figure(
     title = (
         "stream position (characters of reasoning and content, one per tool call)" if axis == "offset" else "time (s)"
     )
-    focus = x_range or focus_range(streams, detections, axis)
-    whole = (0, (streams.length if axis == "offset" else streams.end_t or 0) or 1)
     slider = {"visible": True, "thickness": 0.08, "range": list(whole), "autorange": False}
     return {
         "data": traces,
@@ -212,14 +220,13 @@ def timeline_figure(
     }  # fmt: skip
 
 
-def focus_range(streams: SessionStreams, detections: Sequence[dict], axis: str) -> tuple[float, float] | None:
+def focus_range(x: XOf, detections: Sequence[dict], axis: str) -> tuple[float, float] | None:
     """Where the timeline opens: the first detection's region (from its
     start to where it fired), with as much again on either side; None when
-    nothing was detected on a positioned channel."""
+    nothing was detected on a positioned channel. `x` as `x_of` gives it."""
     first = next((d for d in detections if d["channel"] in POSITIONED_CHANNELS), None)
     if first is None:
         return None
-    x = _x_of(streams, axis)
     lo = x(first["channel"], first["start"])
     hi = x(first["channel"], max(first["end"], first["at"]), True)
     margin = max(hi - lo, 1 if axis == "time" else 20)
@@ -271,7 +278,7 @@ def _turn_traces(streams: SessionStreams, axis: str, lanes: Lanes, sampling: Sam
     return [trace]
 
 
-def _checkpoint_traces(checkpoints: Sequence[dict], x: XOf, lanes: Lanes, sampling: Sampling) -> list[dict]:
+def checkpoint_traces(checkpoints: Sequence[dict], x: XOf, lanes: Lanes, sampling: Sampling) -> list[dict]:
     if not checkpoints:
         return []
     lane_of = {row["detector"]: lanes(f"{row['detector']} checkpoints") for row in checkpoints}
@@ -296,9 +303,11 @@ def _checkpoint_traces(checkpoints: Sequence[dict], x: XOf, lanes: Lanes, sampli
     return traces
 
 
-def _detection_traces(
-    detections: Sequence[dict], streams: SessionStreams, axis: str, x: XOf, lanes: Lanes, sampling: Sampling
+def detection_traces(
+    detections: Sequence[dict], x: XOf, event_x: Callable[[int], float | None], lanes: Lanes, sampling: Sampling
 ) -> list[dict]:
+    """A bar per repeated region and a marker where each detection fired;
+    `event_x` places one of the `session` channel at the event that fired it."""
     if not detections:
         return []
     regions: dict[str, list[tuple[float, float]]] = {}
@@ -309,7 +318,7 @@ def _detection_traces(
             regions.setdefault(lane, []).append((x(d["channel"], d["start"]), x(d["channel"], d["end"], True)))
             at = x(d["channel"], d["at"], True)
         else:  # the `session` channel has no positions: where the event that fired it was
-            at = streams.event_position(d["event_seq"]) if axis == "offset" else streams.event_time(d["event_seq"])
+            at = event_x(d["event_seq"])
         fired.setdefault((d["action"], lane), []).append((at, d))
     traces = [bars_trace("repeated regions", regions, sampling=sampling, color="#c0392b")] if regions else []
     for (action, lane), points in fired.items():
@@ -372,3 +381,74 @@ def _detection_hover(d: dict) -> str:
         f"unit: {escape_hover(d['unit'])}",
         f"period {d['period']:,} · repeats {d['repeats']:,}",
     ])  # fmt: skip
+
+
+def summary_figure(
+    bins: Sequence[dict],
+    detections: Sequence[dict],
+    checkpoints: Sequence[dict],
+    *,
+    x: XOf,
+    event_x: Callable[[int], float | None],
+    axis: str,
+    whole: tuple[float, float],
+    x_range: tuple[float, float] | None = None,
+) -> dict:
+    """`timeline_figure` of a session too long to lay out per request, from
+    a summary of its conversation's items: `bins` as
+    `transcripts.layout_rows.layout_bins` counts them (at most `MAX_POINTS`
+    over the figure's stretch). Each bin shows as one bar of text per
+    channel, one marker of its tool calls, of its repeated ones and of its
+    turns, the hover counting them; detections and checkpoints are placed
+    exactly (`x`, `event_x` as `timeline_figure`'s)."""
+    lanes = Lanes()
+    sampling = Sampling(MAX_POINTS, x_range)
+    by_kind: dict[str, list[dict]] = {}
+    for row in bins:
+        by_kind.setdefault(row["kind"], []).append(row)
+    traces = []
+    for channel, color in CHANNEL_COLORS.items():
+        if channel in by_kind:
+            spans = {lanes(channel): [(row["x0"], row["x1"]) for row in by_kind[channel]]}
+            traces.append({**bars_trace(channel, spans, sampling=Sampling(MAX_POINTS), color=color), "opacity": 0.8})
+    tools = by_kind.get("tools", [])
+    repeated = [row for row in tools if row["repeated"]]
+    for rows, label, hover, marker in (
+        (tools, "tool calls", _calls_hover, {"symbol": "circle", "size": 8, "color": "#5f6b7a"}),
+        (repeated, "repeated tool calls", _repeats_hover, {"symbol": "x", "size": 9, "color": "#c0392b"}),
+    ):
+        if rows:
+            traces.append(_bins_trace(label, lanes("tools"), rows, hover, lambda row: ["tool", row["first"]], marker))
+    if "turn" in by_kind:
+        marker = {"symbol": "line-ns-open", "size": 12, "color": "#1d2330"}
+        turn_data = lambda row: ["turn", row["turn"]]  # noqa: E731
+        traces.append(_bins_trace("turns", lanes("turns"), by_kind["turn"], _turns_hover, turn_data, marker))
+    traces += checkpoint_traces(checkpoints, x, lanes, sampling)
+    traces += detection_traces(detections, x, event_x, lanes, sampling)
+    return figure_of(traces, lanes, axis=axis, focus=x_range or focus_range(x, detections, axis), whole=whole)
+
+
+def _bins_trace(name: str, lane: str, rows: list[dict], hover, customdata, marker: dict) -> dict:
+    return {
+        "type": "scatter", "mode": "markers", "name": name, "x": [row["x0"] for row in rows], "y": [lane] * len(rows),
+        "hovertext": [hover(row) for row in rows], "hoverinfo": "text",
+        "customdata": [customdata(row) for row in rows], "marker": marker,
+    }  # fmt: skip
+
+
+def _calls_hover(row: dict) -> str:
+    if row["size"] == 1:
+        return f"tool call #{row['first']:,}"
+    return f"{row['size']:,} tool calls here; the first: #{row['first']:,}"
+
+
+def _repeats_hover(row: dict) -> str:
+    return f"{row['repeated']:,} repeated tool calls here (of {row['size']:,}, from #{row['first']:,})"
+
+
+def _turns_hover(row: dict) -> str:
+    return (
+        f"turn {row['turn']:,}"
+        if row["items"] == 1
+        else f"{row['items']:,} turns here; the first: turn {row['turn']:,}"
+    )

@@ -23,8 +23,8 @@ from .panels import (
     PAGE_CALLS,
     PAGE_CHARS,
     blocks,
+    channel_window,
     plan_ranges,
-    text_window,
     tool_window,
 )
 from .streams import SessionStreams
@@ -58,25 +58,40 @@ class ItemIndex:
 
 def detection_items(detection: dict, index: ItemIndex) -> tuple[int, int] | None:
     """The items where a detection's loop began and where it was caught."""
-    if detection["channel"] not in index.starts:
-        return None
-    last = max(detection["at"] - 1, detection["start"]) if detection["channel"] == "tools" else detection["at"]
     first = index.of(detection["channel"], detection["start"])
-    return first, max(first, index.of(detection["channel"], last))
+    if first is None:
+        return None
+    return first, max(first, index.of(detection["channel"], detection_last(detection)))
 
 
-def conversation_blocks(streams: SessionStreams, detections: Sequence[dict], index: ItemIndex) -> list[dict]:
-    """The conversation as first shown: ranges of items ({"gap": False,
-    "start", "end"}) and gaps between them ({"gap": True, ...})."""
-    spans = [(span[0], span[1] + 1) for d in detections[:MAX_DETECTION_WINDOWS] if (span := detection_items(d, index))]
-    ranges = plan_ranges(len(streams.items), spans, head=HEAD_ITEMS, context=CONTEXT_ITEMS, page=PAGE_ITEMS)
-    return blocks(len(streams.items), ranges)
+def detection_last(detection: dict) -> int:
+    """The offset (tool-call index) where a detection was caught: the last call read, on `tools`."""
+    return max(detection["at"] - 1, detection["start"]) if detection["channel"] == "tools" else detection["at"]
+
+
+def conversation_blocks(
+    item_count: int, detections: Sequence[dict], index: ItemIndex, windows: int = MAX_DETECTION_WINDOWS
+) -> list[dict]:
+    """The conversation of `item_count` items as first shown: ranges of
+    items ({"gap": False, "start", "end"}) and gaps between them ({"gap":
+    True, ...}), around the first `windows` detections. `index`: an
+    `ItemIndex`, or anything with its `of`."""
+    spans = [(span[0], span[1] + 1) for d in detections[:windows] if (span := detection_items(d, index))]
+    ranges = plan_ranges(item_count, spans, head=HEAD_ITEMS, context=CONTEXT_ITEMS, page=PAGE_ITEMS)
+    return blocks(item_count, ranges)
 
 
 def item_views(streams: SessionStreams, detections: Sequence[dict], start: int, end: int) -> list[dict]:
     """Items [start, end) as the page's `_items.html` shows them."""
     views = []
-    for number, item in enumerate(streams.items[start:end], start=start):
+    shown = streams.items_between(start, end)
+    # The detections meeting these items at all, per channel: each item then looks through few.
+    reach = {}
+    for _, item in shown:
+        low, high = reach.get(item.kind, (item.start, item.end))
+        reach[item.kind] = (min(low, item.start), max(high, item.end))
+    detections = [d for d in detections if d["channel"] in reach and _meets(d, *reach[d["channel"]])]
+    for number, item in shown:
         view = {"index": number, "kind": item.kind, "turn": item.turn, "text": item.text}
         if item.kind in ("reasoning", "content"):
             mine = [d for d in detections if d["channel"] == item.kind and _meets(d, item.start, item.end)]
@@ -84,7 +99,7 @@ def item_views(streams: SessionStreams, detections: Sequence[dict], start: int, 
                 channel=item.kind,
                 start=item.start,
                 length=item.end - item.start,
-                blocks=_text_blocks(streams.texts[item.kind], mine, item.start, item.end),
+                blocks=_text_blocks(streams, item.kind, mine, item.start, item.end),
                 open=item.kind == "content" or item.end - item.start <= LONG_REASONING or bool(mine),
             )
         elif item.kind == "tools":
@@ -104,16 +119,16 @@ def _shifted(length: int, spans: list[tuple[int, int]], base: int, **plan) -> li
     return [{**b, "start": b["start"] + base, "end": b["end"] + base} for b in blocks(length, ranges)]
 
 
-def _text_blocks(text: str, mine: list[dict], start: int, end: int) -> list[dict]:
+def _text_blocks(streams: SessionStreams, channel: str, mine: list[dict], start: int, end: int) -> list[dict]:
     spans = [(max(d["start"], start), min(max(d["end"], d["at"]), end)) for d in mine[:MAX_DETECTION_WINDOWS]]
     shown = _shifted(end - start, spans, start, head=HEAD_CHARS, context=CONTEXT_CHARS, page=PAGE_CHARS)
-    return [b if b["gap"] else text_window(text, mine, b["start"], b["end"]) for b in shown]
+    return [b if b["gap"] else channel_window(streams, channel, mine, b["start"], b["end"]) for b in shown]
 
 
 def _tool_blocks(streams: SessionStreams, mine: list[dict], start: int, end: int) -> list[dict]:
     spans = [(max(d["start"], start), min(max(d["end"], d["at"]), end)) for d in mine[:MAX_DETECTION_WINDOWS]]
     shown = _shifted(end - start, spans, start, head=HEAD_CALLS, context=CONTEXT_CALLS, page=PAGE_CALLS)
-    return [b if b["gap"] else tool_window(streams.tool_calls, mine, b["start"], b["end"]) for b in shown]
+    return [b if b["gap"] else tool_window(streams, mine, b["start"], b["end"]) for b in shown]
 
 
 def detection_groups(detections: Sequence[dict]) -> list[dict]:

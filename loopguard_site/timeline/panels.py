@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .highlights import highlight_items
-from .streams import ToolCall
+from .streams import SessionStreams, ToolCall
 
 HEAD_CHARS = 3000  # text shown from the start of each channel
 CONTEXT_CHARS = 300  # text shown before a loop's onset and after the point it was caught
@@ -65,14 +65,25 @@ def blocks(length: int, ranges: list[tuple[int, int]]) -> list[dict]:
     return out
 
 
-def text_window(text: str, detections: Sequence[dict], start: int, end: int) -> dict:
-    """One window of a channel's text with its highlights (see highlights.py)."""
-    start = max(0, min(start, len(text)))
-    end = max(start, min(end, len(text), start + PAGE_CHARS))
-    chunk = text[start:end]
+def text_window(
+    text: str, detections: Sequence[dict], start: int, end: int, *, base: int = 0, channel_end: int | None = None
+) -> dict:
+    """One window of a channel's text with its highlights (see highlights.py);
+    `text` starts at channel offset `base` and the channel ends at
+    `channel_end` (None: where `text` does)."""
+    stop = base + len(text)
+    start = max(base, min(start, stop))
+    end = max(start, min(end, stop, start + PAGE_CHARS))
+    chunk = text[start - base : end - base]
     meeting = [d for d in detections if d["start"] <= end and max(d["end"], d["at"]) >= start]
-    items = highlight_items(chunk, start, meeting, at_channel_end=end == len(text))
+    items = highlight_items(chunk, start, meeting, at_channel_end=end == (stop if channel_end is None else channel_end))
     return {"gap": False, "start": start, "end": end, "items": items}
+
+
+def channel_window(streams: SessionStreams, channel: str, detections: Sequence[dict], start: int, end: int) -> dict:
+    """`text_window` of a channel of `streams` (a whole session's or a window's)."""
+    base, channel_end = streams.text_bases[channel], streams.channel_ends[channel]
+    return text_window(streams.texts[channel], detections, start, end, base=base, channel_end=channel_end)
 
 
 def tool_row(call: ToolCall, detections: Sequence[dict]) -> dict:
@@ -91,8 +102,11 @@ def tool_row(call: ToolCall, detections: Sequence[dict]) -> dict:
     }
 
 
-def tool_window(calls: Sequence[ToolCall], detections: Sequence[dict], start: int, end: int) -> dict:
-    start = max(0, min(start, len(calls)))
-    end = max(start, min(end, len(calls), start + PAGE_CALLS))
+def tool_window(streams: SessionStreams, detections: Sequence[dict], start: int, end: int) -> dict:
+    """Tool calls [start, end) of `streams` (a whole session's or a window's) as rows."""
+    calls, base = streams.tool_calls, streams.call_base
+    start = max(base, min(start, base + len(calls)))
+    end = max(start, min(end, base + len(calls), start + PAGE_CALLS))
     meeting = [d for d in detections if d["start"] < end and max(d["end"], d["at"]) >= start]
-    return {"gap": False, "start": start, "end": end, "rows": [tool_row(c, meeting) for c in calls[start:end]]}
+    rows = [tool_row(c, meeting) for c in calls[start - base : end - base]]
+    return {"gap": False, "start": start, "end": end, "rows": rows}

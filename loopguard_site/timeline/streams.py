@@ -11,33 +11,24 @@ the conversation's items in order (`items`): turns, user messages, runs of
 one channel's text, runs of tool calls, and how each request finished.
 Memory: the text plus one small record per text event, tool call, turn and
 item; tool outputs are cut to `OUTPUT_CHARS`.
+
+The items are transcripts.layout's; so is a *window*: the events of a range
+of items, laid out from the first item's stored starting point
+(`window_from_events`), for a session too long to lay out whole per request.
+A window's texts, tool calls and items start at `text_bases`, `call_base`
+and `item_base`.
 """
 
 from __future__ import annotations
 
-import json
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from detector import TEXT_CHANNELS
+from loopguard_site.transcripts.layout import LayoutBuilder, LayoutItem, LayoutState, canonical_args
 
 OUTPUT_CHARS = 2000  # a tool result's output kept for the conversation
-
-
-@dataclass(slots=True)
-class Item:
-    """One piece of the conversation, in stream order: a `turn` (its
-    number in `turn`), a `user` message or how a request finished
-    (`finish`: the reason), both in `text`; or a run of `reasoning` or
-    `content` text, channel offsets [start, end), or of `tools`, call
-    indices [start, end), uninterrupted by anything but tool results."""
-
-    kind: str
-    turn: int
-    start: int = 0
-    end: int = 0
-    text: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,11 +79,23 @@ class SessionStreams:
     # Per event (index seq - 1): its stream position and its `t` (carried forward).
     event_positions: list[int] = field(default_factory=list)
     event_times: list[float | None] = field(default_factory=list)
-    items: list[Item] = field(default_factory=list)
+    items: list[LayoutItem] = field(default_factory=list)
+    item_base: int = 0
+    call_base: int = 0
+    text_bases: dict[str, int] = field(default_factory=dict)
+    channel_ends: dict[str, int] = field(default_factory=dict)  # each channel's whole length
     _run_starts: dict[str, list[int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._run_starts = {channel: [run.start for run in runs] for channel, runs in self.runs.items()}
+        for channel, text in self.texts.items():
+            self.text_bases.setdefault(channel, 0)
+            self.channel_ends.setdefault(channel, self.text_bases[channel] + len(text))
+
+    def items_between(self, start: int, end: int) -> list[tuple[int, LayoutItem]]:
+        """(index, item) of the items [start, end) this holds."""
+        base = self.item_base
+        return list(enumerate(self.items[max(start - base, 0) : max(end - base, 0)], start=max(start, base)))
 
     def _run_at(self, channel: str, offset: int, after: bool) -> TextRun | None:
         runs = self.runs.get(channel)
@@ -139,50 +142,65 @@ class SessionStreams:
 def streams_from_events(events: Iterable[tuple[int, dict]]) -> SessionStreams:
     """Lay out `(seq, event)` pairs given in seq order (events as
     event-format.md defines them, already validated when stored)."""
+    return _laid_out(events, LayoutBuilder())
+
+
+def window_from_events(
+    events: Iterable[tuple[int, dict]], items: Sequence[LayoutItem], state: LayoutState
+) -> SessionStreams:
+    """The window of `items` (consecutive stored items) from their events
+    (every event from the first item's seq up to the next item's, in seq
+    order): laid out from where the first item starts, with the stored
+    items (their repeat marks count every call before the window) and
+    `state`, the whole layout's, for the channels' lengths."""
+    first = items[0]
+    start = LayoutState(
+        seq=first.seq - 1, position=first.position, reasoning=first.reasoning, content=first.content,
+        calls=first.calls, turns=first.turn - (first.kind == "turn"), items=first.index, t=first.t,
+    )  # fmt: skip
+    streams = _laid_out(events, LayoutBuilder(start))
+    streams.items = list(items)
+    marks = [mark for item in items for mark in item.marks]
+    for call, (repeat_of, occurrence) in zip(streams.tool_calls, marks, strict=False):
+        call.repeat_of, call.occurrence = repeat_of, occurrence
+    streams.item_base, streams.call_base = first.index, first.calls
+    streams.text_bases = {channel: getattr(first, channel) for channel in TEXT_CHANNELS}
+    streams.channel_ends = {channel: getattr(state, channel) for channel in TEXT_CHANNELS}
+    streams.length, streams.has_time = state.position, state.has_time
+    return streams
+
+
+def _laid_out(events: Iterable[tuple[int, dict]], builder: LayoutBuilder) -> SessionStreams:
+    layout = builder.state
     parts: dict[str, list[str]] = {channel: [] for channel in TEXT_CHANNELS}
-    offsets = dict.fromkeys(TEXT_CHANNELS, 0)
     runs: dict[str, list[TextRun]] = {channel: [] for channel in TEXT_CHANNELS}
     tool_calls: list[ToolCall] = []
-    first_call: dict[str, ToolCall] = {}
-    seen: dict[str, int] = {}  # calls so far per name and arguments
     pending: dict[str | None, ToolCall] = {}  # calls waiting for their result, by id
     turns: list[Turn] = []
-    items: list[Item] = []
     positions: list[int] = []
     times: list[float | None] = []
-    position, t, has_time = 0, None, False
     for seq, event in events:
-        if event.get("t") is not None:
-            t, has_time = float(event["t"]), True
+        kind = event["type"]
+        position, calls = layout.position, layout.calls
+        offset = getattr(layout, kind) if kind in TEXT_CHANNELS else 0
+        builder.feed(seq, event)
+        t = layout.t
         positions.append(position)
         times.append(t)
-        kind = event["type"]
         if kind in TEXT_CHANNELS:
             text = event["text"]
             if text:
-                start = offsets[kind]
-                runs[kind].append(TextRun(kind, start, start + len(text), position, seq, t))
-                _extend(items, kind, len(turns), start, start + len(text))
+                runs[kind].append(TextRun(kind, offset, offset + len(text), position, seq, t))
                 parts[kind].append(text)
-                offsets[kind] += len(text)
-                position += len(text)
         elif kind == "turn":
-            turns.append(Turn(len(turns) + 1, seq, position, t))
-            items.append(Item("turn", len(turns)))
-        elif kind in ("user", "finish"):
-            items.append(Item(kind, len(turns), text=str(event.get("text" if kind == "user" else "reason") or "")))
+            turns.append(Turn(layout.turns, seq, position, t))
         elif kind == "tool_call":
-            args = json.dumps(event.get("args", {}), sort_keys=True, ensure_ascii=False)
-            call = ToolCall(len(tool_calls), seq, event["name"], args, position, t, len(turns), event.get("id"))
-            signature = f"{call.name}\x00{call.args}"
-            first = first_call.setdefault(signature, call)
-            if first is not call:
-                call.repeat_of = first.index
-            seen[signature] = call.occurrence = seen.get(signature, 0) + 1
+            repeat_of, occurrence = builder.items[-1].marks[-1]
+            args = canonical_args(event.get("args", {}))
+            call = ToolCall(calls, seq, event["name"], args, position, t, layout.turns, event.get("id"))
+            call.repeat_of, call.occurrence = repeat_of, occurrence
             tool_calls.append(call)
-            _extend(items, "tools", len(turns), call.index, call.index + 1)
             pending[call.call_id] = call
-            position += 1
         elif kind == "tool_result":
             call = pending.pop(event.get("id"), None) or (tool_calls[-1] if tool_calls else None)
             if call is not None and call.ok is None:
@@ -193,18 +211,10 @@ def streams_from_events(events: Iterable[tuple[int, dict]]) -> SessionStreams:
         runs=runs,
         tool_calls=tool_calls,
         turns=turns,
-        length=position,
-        has_time=has_time,
-        end_t=t,
+        length=layout.position,
+        has_time=layout.has_time,
+        end_t=layout.t,
         event_positions=positions,
         event_times=times,
-        items=items,
+        items=builder.items,
     )
-
-
-def _extend(items: list[Item], kind: str, turn: int, start: int, end: int) -> None:
-    """Add [start, end) of `kind` to the last item if it is a run of the same kind, else start a new run."""
-    if items and items[-1].kind == kind and items[-1].end == start:
-        items[-1].end = end
-    else:
-        items.append(Item(kind, turn, start, end))

@@ -83,6 +83,51 @@ class Event(models.Model):
         return f"{self.session_id}#{self.seq} {self.type}"
 
 
+class SessionLayout(models.Model):
+    """Where a long session's stored conversation layout stands (layout.py's
+    `LayoutState`): its items are `SessionItem` rows. Kept for sessions of
+    at least settings.LOOPGUARD_LAYOUT_MIN_EVENTS events, so that their page reads a window
+    of events instead of all of them."""
+
+    session = models.OneToOneField(Session, on_delete=models.CASCADE, primary_key=True, related_name="layout")
+    state = models.JSONField()
+
+    def __str__(self) -> str:
+        return f"layout of {self.session_id}"
+
+
+class SessionItem(models.Model):
+    """One item of a long session's conversation (layout.py's `LayoutItem`)."""
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="items", db_index=False)
+    index = models.PositiveIntegerField()
+    seq = models.PositiveIntegerField()  # its first event
+    kind = models.CharField(max_length=16)
+    turn = models.PositiveIntegerField()
+    start = models.PositiveIntegerField()
+    end = models.PositiveIntegerField()
+    position = models.PositiveBigIntegerField()
+    reasoning = models.PositiveIntegerField()
+    content = models.PositiveIntegerField()
+    calls = models.PositiveIntegerField()
+    t = models.FloatField(null=True)
+    t_end = models.FloatField(null=True)
+    text = models.TextField(blank=True)
+    marks = models.JSONField(default=list)
+    repeated = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["session", "index"], name="item_unique_session_index")]
+        # Which item holds a channel offset (or a tool call), and which an event.
+        indexes = [
+            models.Index(fields=["session", "kind", "start"], name="item_session_kind_start"),
+            models.Index(fields=["session", "seq"], name="item_session_seq"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.session_id}:{self.index} {self.kind}"
+
+
 def raw_upload_storage():
     """Where raw uploads kept outside the database are (settings.STORAGES)."""
     return storages["raw_uploads"]

@@ -130,15 +130,17 @@ def session_events(session: Session, *, start: int = 1, limit: int = 1000) -> tu
 EVENT_READ_CHUNK = 10_000  # events per query of `session_event_stream`
 
 
-def session_event_stream(session_id: int) -> Iterator[tuple[int, dict]]:
+def session_event_stream(session_id: int, *, after: int = 0, last: int | None = None) -> Iterator[tuple[int, dict]]:
     """Every event of the session as (seq, event), in seq order: the whole
-    session for a replay. Read as JSON text in keyset chunks on the (session,
+    session for a replay (or those after seq `after`, up to `last`). Read as JSON text in keyset chunks on the (session,
     seq) index and decoded by `event_from_json`: about 2.5 times the rate of
     the ORM's JSON rows through a server-side cursor, which PostgreSQL
     materializes first outside a transaction."""
-    after, chunk = 0, EVENT_READ_CHUNK
+    chunk = EVENT_READ_CHUNK
     while True:
         events = Event.objects.filter(session_id=session_id, seq__gt=after).order_by("seq")
+        if last is not None:
+            events = events.filter(seq__lte=last)
         rows = list(events.annotate(text=Cast("data", TextField())).values_list("seq", "text")[:chunk])
         for seq, text in rows:
             yield seq, event_from_json(text)

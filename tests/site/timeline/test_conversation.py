@@ -106,7 +106,9 @@ def test_the_conversation_shows_its_head_and_the_items_around_each_detection():
         events += [{"type": "turn"}, {"type": "content", "text": f"step {n:03d}. "}]
     s = streams(events)  # items: turn, content, turn, content, ...; item 2k + 1 holds "step k"
     start = s.texts["content"].index("step 300")
-    shown = conversation_blocks(s, [detection(1, start, start + 5, start + 9, channel="content")], ItemIndex(s))
+    shown = conversation_blocks(
+        len(s.items), [detection(1, start, start + 5, start + 9, channel="content")], ItemIndex(s)
+    )
     assert [(b["gap"], b["start"], b["end"]) for b in shown] == [
         (False, 0, HEAD_ITEMS),
         (True, HEAD_ITEMS, 601 - CONTEXT_ITEMS),

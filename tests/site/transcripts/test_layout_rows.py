@@ -1,0 +1,214 @@
+"""A long session's stored layout: the exact items after an import, after a
+replay of a session stored without one, and after live appends (which
+extend it by the new events alone), and the places and bins read from it."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from loopguard_site.live.services import live_ingest
+from loopguard_site.replay.services import replay_session
+from loopguard_site.review.retention import sessions_prune
+from loopguard_site.transcripts.layout import LayoutBuilder, summary_bins
+from loopguard_site.transcripts.layout_rows import Point, layout_bins, layout_points
+from loopguard_site.transcripts.models import Session, SessionItem, SessionLayout
+from loopguard_site.transcripts.services import session_create_from_events, session_create_live
+
+ITEM_COLUMNS = ("index", "seq", "kind", "turn", "start", "end", "position", "reasoning", "content", "calls")
+
+
+def turn_events(first: int, count: int) -> list[dict]:
+    """Turns first..first+count-1, 5 events each: a turn, 9 characters of
+    reasoning, 10 of content (markup, to be escaped), the same tool call and
+    its result. Turn n's 20 positions start at 20 n."""
+    events = []
+    for n in range(first, first + count):
+        events += [
+            {"type": "turn"},
+            {"type": "reasoning", "text": f"think {n:02d};"},
+            {"type": "content", "text": f"<b>{n:02d}</b>&"},
+            {"type": "tool_call", "name": "bash", "args": {"cmd": "make"}, "id": f"c{n}"},
+            {"type": "tool_result", "id": f"c{n}", "ok": False, "output": f"<script>fail {n}</script>"},
+        ]
+    return events
+
+
+def expected_items(turns: int) -> list[tuple]:
+    """The items of `turn_events(0, turns)`, by hand: 4 a turn."""
+    items = []
+    for n in range(turns):
+        base = (n * 9, n * 10, n)  # reasoning, content, calls before the turn
+        items += [
+            (4 * n, 5 * n + 1, "turn", n + 1, 0, 0, 20 * n, *base),
+            (4 * n + 1, 5 * n + 2, "reasoning", n + 1, 9 * n, 9 * n + 9, 20 * n, *base),
+            (4 * n + 2, 5 * n + 3, "content", n + 1, 10 * n, 10 * n + 10, 20 * n + 9, 9 * n + 9, 10 * n, n),
+            (4 * n + 3, 5 * n + 4, "tools", n + 1, n, n + 1, 20 * n + 19, 9 * n + 9, 10 * n + 10, n),
+        ]
+    return items
+
+
+def stored_items(session_id: int) -> list[tuple]:
+    return list(SessionItem.objects.filter(session_id=session_id).order_by("index").values_list(*ITEM_COLUMNS))
+
+
+def stored_marks(session_id: int) -> list[tuple]:
+    rows = SessionItem.objects.filter(session_id=session_id, kind="tools").order_by("index")
+    return list(rows.values_list("marks", "repeated"))
+
+
+def state_of(session_id: int) -> dict:
+    return SessionLayout.objects.get(session_id=session_id).state
+
+
+@pytest.fixture
+def long_sessions(settings):
+    settings.LOOPGUARD_LAYOUT_MIN_EVENTS = 50
+
+
+def imported(turns: int):
+    return session_create_from_events(
+        title="long", model="", source_format="events", parser_version="t", events=turn_events(0, turns)
+    )
+
+
+@pytest.mark.django_db
+def test_an_import_stores_every_item_with_where_it_starts(long_sessions):
+    session = imported(12)  # 60 events
+
+    assert stored_items(session.pk) == expected_items(12)
+    # The same call each turn: the first is call 0, the others repeat it.
+    assert stored_marks(session.pk) == [([[None, 1]], 0)] + [([[0, n + 1]], 1) for n in range(1, 12)]
+    state = state_of(session.pk)
+    assert {k: state[k] for k in ("seq", "position", "reasoning", "content", "calls", "turns", "items")} == {
+        "seq": 60, "position": 240, "reasoning": 108, "content": 120, "calls": 12, "turns": 12, "items": 48,
+    }  # fmt: skip
+
+
+@pytest.mark.django_db
+def test_a_short_session_keeps_no_layout(long_sessions):
+    session = imported(9)  # 45 events
+
+    assert (SessionItem.objects.filter(session=session).count(), SessionLayout.objects.count()) == (0, 0)
+
+
+@pytest.mark.django_db
+def test_live_appends_build_the_layout_once_long_enough_then_extend_it(long_sessions):
+    session = session_create_live(model="m")
+    live_ingest(session_id=session.pk, seq=1, events=turn_events(0, 6))  # 30 events: too short
+    assert not SessionLayout.objects.filter(session_id=session.pk).exists()
+
+    # 55 events, the last a reasoning chunk the next message continues.
+    live_ingest(session_id=session.pk, seq=2, events=[*turn_events(6, 4), {"type": "reasoning", "text": "abc"}])
+    assert stored_items(session.pk) == [*expected_items(10), (40, 51, "reasoning", 10, 90, 93, 200, 90, 100, 10)]
+
+    live_ingest(session_id=session.pk, seq=3, events=[{"type": "reasoning", "text": "defg"}, *turn_events(10, 2)])
+
+    items = stored_items(session.pk)
+    assert items[40] == (40, 51, "reasoning", 10, 90, 97, 200, 90, 100, 10)  # the same item, extended
+    assert items[41] == (41, 53, "turn", 11, 0, 0, 207, 97, 100, 10)
+    assert len(items) == 41 + 8
+    assert state_of(session.pk)["seq"] == 62
+    # Exactly what an import of the same events stores.
+    whole = session_create_from_events(
+        title="whole", model="", source_format="events", parser_version="t",
+        events=[*turn_events(0, 10), {"type": "reasoning", "text": "abc"}, {"type": "reasoning", "text": "defg"},
+                *turn_events(10, 2)],
+    )  # fmt: skip
+    assert stored_items(whole.pk) == items
+    assert stored_marks(whole.pk) == stored_marks(session.pk)
+    assert state_of(whole.pk) == state_of(session.pk)  # its block counts too
+    # The reasoning item that grew across messages, counted once in its block (position 200) with its 7 characters.
+    assert state_of(session.pk)["blocks"]["reasoning"]["200"] == [1, 7, 0, 90, 10, 200, 207, 0.0, 0.0]
+
+
+@pytest.mark.django_db
+def test_a_replay_builds_the_layout_of_a_long_session_stored_without_one(long_sessions, settings):
+    settings.LOOPGUARD_LAYOUT_MIN_EVENTS = 1_000
+    session = imported(12)
+    assert not SessionLayout.objects.filter(session_id=session.pk).exists()
+    settings.LOOPGUARD_LAYOUT_MIN_EVENTS = 50
+
+    replay_session(session=session, profile_name="default")
+
+    assert stored_items(session.pk) == expected_items(12)
+    assert state_of(session.pk)["seq"] == 60
+
+
+@pytest.mark.django_db
+def test_points_find_the_item_holding_each_offset(long_sessions):
+    session = imported(12)
+
+    places = layout_points(
+        session.pk,
+        [
+            Point("content", 0), Point("content", 35), Point("content", 40), Point("content", 40, True),
+            Point("content", 10_000), Point("tools", 7), Point("seq", 23), Point("user", 3),
+        ],
+    )  # fmt: skip
+
+    # (item index, its start, size, stream position)
+    assert [(p.index, p.start, p.size, p.position) if p else None for p in places] == [
+        (2, 0, 10, 9), (14, 30, 10, 69), (18, 40, 10, 89), (14, 30, 10, 69),
+        (46, 110, 10, 229), (31, 7, 1, 159), (18, 40, 10, 89), None,
+    ]  # fmt: skip
+
+
+@pytest.mark.django_db
+def test_bins_count_the_items_per_kind(long_sessions):
+    session = imported(30)  # positions 0..600
+
+    rows = layout_bins(session.pk, axis="offset", low=0, high=600, bins=3)
+
+    summary = [(r["kind"], r["bin"], r["items"], r["size"], r["repeated"], r["first"], r["turn"], r["x0"], r["x1"])
+               for r in rows]  # fmt: skip
+    assert summary == [
+        ("content", 0, 10, 100, 0, 0, 1, 9, 199), ("content", 1, 10, 100, 0, 100, 11, 209, 399),
+        ("content", 2, 10, 100, 0, 200, 21, 409, 599),
+        ("reasoning", 0, 10, 90, 0, 0, 1, 0, 189), ("reasoning", 1, 10, 90, 0, 90, 11, 200, 389),
+        ("reasoning", 2, 10, 90, 0, 180, 21, 400, 589),
+        ("tools", 0, 10, 10, 9, 0, 1, 19, 200), ("tools", 1, 10, 10, 10, 10, 11, 219, 400),
+        ("tools", 2, 10, 10, 10, 20, 21, 419, 600),
+        ("turn", 0, 10, 0, 0, 0, 1, 0, 180), ("turn", 1, 10, 0, 0, 0, 11, 200, 380),
+        ("turn", 2, 10, 0, 0, 0, 21, 400, 580),
+    ]  # fmt: skip
+
+
+def test_blocks_grow_wider_as_the_stream_grows_and_merge_into_bins():
+    builder = LayoutBuilder()
+    for seq, event in enumerate(turn_events(0, 50), start=1):  # 1,000 positions: past 800 blocks of 1
+        builder.feed(seq, event)
+
+    assert builder.state.block_width == 2
+    # 501 blocks of 2 positions in 3 bins of 167 blocks (334 positions).
+    rows = [(r["kind"], r["bin"], r["items"], r["size"], r["repeated"], r["first"], r["turn"], r["x0"], r["x1"])
+            for r in summary_bins(builder.state, 3, "offset") if r["kind"] in ("tools", "turn")]  # fmt: skip
+    assert rows == [
+        ("tools", 0, 16, 16, 15, 0, 1, 19, 320), ("tools", 1, 17, 17, 17, 16, 17, 339, 660),
+        ("tools", 2, 17, 17, 17, 33, 34, 679, 1000),
+        ("turn", 0, 17, 0, 0, 0, 1, 0, 320), ("turn", 1, 17, 0, 0, 0, 18, 340, 660),
+        ("turn", 2, 16, 0, 0, 0, 35, 680, 980),
+    ]  # fmt: skip
+
+
+@pytest.mark.embedded
+@pytest.mark.django_db
+def test_the_layout_is_stored_and_read_on_sqlite_too(long_sessions):
+    session = imported(12)
+
+    assert stored_items(session.pk) == expected_items(12)
+    places = layout_points(session.pk, [Point("content", 35), Point("seq", 23)])
+    assert [(place.index, place.position) for place in places] == [(14, 69), (18, 89)]
+    assert len(layout_bins(session.pk, axis="offset", low=0, high=240, bins=3)) == 12
+
+
+@pytest.mark.django_db
+def test_a_prune_deletes_a_long_sessions_layout(long_sessions):
+    kept, pruned = imported(12), imported(12)
+    Session.objects.filter(pk=pruned.pk).update(created=datetime.now(UTC) - timedelta(days=40))
+
+    sessions_prune(before=datetime.now(UTC) - timedelta(days=30))
+
+    assert set(SessionItem.objects.values_list("session_id", flat=True)) == {kept.pk}
+    assert list(SessionLayout.objects.values_list("session_id", flat=True)) == [kept.pk]
