@@ -92,6 +92,7 @@ def tool_row(call: ToolCall, detections: Sequence[dict]) -> dict:
         "name": call.name,
         "args": call.args if len(call.args) <= ARGS_CHARS else call.args[:ARGS_CHARS] + "…",
         "ok": call.ok,
+        "result_reach": call.result_reach,
         "output": call.output,
         "turn": call.turn,
         "repeat_of": call.repeat_of,

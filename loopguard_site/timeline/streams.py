@@ -54,9 +54,14 @@ class ToolCall:
     turn: int
     call_id: str | None = None
     ok: bool | None = None  # None: no result seen
+    result_reach: int | None = None  # a window's call: its result looked for this many events past the window
     output: str = ""
     repeat_of: int | None = None  # index of the first call with the same name and arguments
     occurrence: int = 1  # how many calls with this name and arguments so far, this one included
+
+    def result_take(self, event: dict) -> None:
+        """Its `tool_result` event: ok or failed, the output cut to `OUTPUT_CHARS`."""
+        self.ok, self.output = bool(event.get("ok", True)), str(event.get("output", ""))[:OUTPUT_CHARS]
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,8 +209,7 @@ def _laid_out(events: Iterable[tuple[int, dict]], builder: LayoutBuilder) -> Ses
         elif kind == "tool_result":
             call = pending.pop(event.get("id"), None) or (tool_calls[-1] if tool_calls else None)
             if call is not None and call.ok is None:
-                call.ok = bool(event.get("ok", True))
-                call.output = str(event.get("output", ""))[:OUTPUT_CHARS]
+                call.result_take(event)
     return SessionStreams(
         texts={channel: "".join(chunks) for channel, chunks in parts.items()},
         runs=runs,

@@ -21,17 +21,21 @@ from collections.abc import Sequence
 
 from loopguard_site.transcripts.layout import LayoutState, summary_bins
 from loopguard_site.transcripts.layout_rows import Place, Point, layout_bins, layout_items, layout_points
+from loopguard_site.transcripts.models import Event
 from loopguard_site.transcripts.selectors import session_event_stream
 
 from .charts import MAX_POINTS, POSITIONED_CHANNELS, summary_figure
 from .conversation import detection_last, item_views
 from .page import page_parts
 from .panels import channel_window, tool_window
-from .streams import SessionStreams, window_from_events
+from .streams import SessionStreams, ToolCall, window_from_events
 
 # The conversation opens around the first detection alone (and the head):
 # another's window loads when it is clicked or the address names it.
 DETECTION_WINDOWS = 1
+# Events read past a window for the results of its calls still waiting.
+RESULT_REACH = 2_000
+RESULT_CHUNK = 50
 
 
 class Places:
@@ -100,7 +104,44 @@ def window_streams(session_id: int, state: LayoutState, start: int, end: int) ->
     after = items.pop() if len(items) > end - start else None
     last = after.seq - 1 if after is not None else None
     events = session_event_stream(session_id, after=items[0].seq - 1, last=last)
-    return window_from_events(events, items, state)
+    streams = window_from_events(events, items, state)
+    if last is not None:
+        later_results_give(session_id, streams.tool_calls, after=last, session_end=state.seq)
+    return streams
+
+
+def later_results_give(session_id: int, calls: Sequence[ToolCall], *, after: int, session_end: int) -> None:
+    """Give the window's calls still waiting the results that arrive after
+    its events (a call, then text, then its result: the result falls in a
+    later item), as laying the session out whole does: a result goes to the
+    last call with its id. Only the next `RESULT_REACH` events are read (by
+    the type column: the page stays bounded); a call whose result is not
+    among them says how far it was looked for rather than "no result"."""
+    waiting = {call.call_id: call for call in calls}  # the last call of each id, as the layout's pending calls
+    waiting = {call_id: call for call_id, call in waiting.items() if call.ok is None}
+    if not waiting:
+        return
+    seq, last = after, min(after + RESULT_REACH, session_end)
+    while waiting and seq < last:  # in small chunks: the result is most often a few events on
+        rows = list(
+            Event.objects.filter(
+                session_id=session_id, seq__gt=seq, seq__lte=last, type__in=("tool_call", "tool_result")
+            )
+            .order_by("seq")
+            .values_list("seq", "data")[:RESULT_CHUNK]
+        )
+        for _, event in rows:
+            call_id = event.get("id")
+            if event["type"] == "tool_call":
+                waiting.pop(call_id, None)  # a later call with this id takes its result
+            elif (call := waiting.pop(call_id, None)) is not None:
+                call.result_take(event)
+        if len(rows) < RESULT_CHUNK:
+            break
+        seq = rows[-1][0]
+    if last < session_end:  # not looked for to the end: say how far
+        for call in waiting.values():
+            call.result_reach = RESULT_REACH
 
 
 def long_page_parts(

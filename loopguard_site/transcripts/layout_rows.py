@@ -3,10 +3,11 @@
 at least `layout_min_events()` events, so that their page reads a few rows
 and a window of events instead of laying out every event per request.
 
-Written when a session's events are: at import (from the events in hand),
-after live ingest's appends (extended by the new events alone), and by a
-replay or a page that finds it missing or behind (sessions stored before
-it existed). Read by ranges of items, by the item holding a channel offset
+Derived data, so not written at import (laying out costs more CPU than
+the import itself): built by the scan every import queues (a replay builds
+the layout of a session stored without one), by a page that finds it
+missing or behind first, and extended after live ingest's appends by the
+new events alone. Read by ranges of items, by the item holding a channel offset
 (one query for any number of points) and as counts per bin of the x axis
 (the timeline's summary).
 """
@@ -52,7 +53,13 @@ def session_layouts_update(session_ids: Iterable[int]) -> None:
 
 
 def _layouts_update(session_ids: list[int]) -> None:
-    long_sessions = Session.objects.filter(pk__in=session_ids, event_count__gte=layout_min_events())
+    # The sessions locked in id order, as a replay's writer locks them: a
+    # page's first view and the scan may build the same layout at once.
+    long_sessions = (
+        Session.objects.filter(pk__in=session_ids, event_count__gte=layout_min_events())
+        .select_for_update()
+        .order_by("pk")
+    )
     counts = dict(long_sessions.values_list("pk", "event_count"))
     states = {
         row.session_id: LayoutState.from_json(row.state)
@@ -67,17 +74,6 @@ def _layouts_update(session_ids: list[int]) -> None:
         for seq, event in session_event_stream(session_id, after=state.seq):
             builder.feed(seq, event)
         _store(session_id, builder, extends=last is not None)
-
-
-def session_layout_store(session_id: int, events: Sequence[dict]) -> None:
-    """Store the layout of a new session from its events (seq 1..n) when it
-    is long enough to keep one."""
-    if len(events) < layout_min_events():
-        return
-    builder = LayoutBuilder()
-    for seq, event in enumerate(events, start=1):
-        builder.feed(seq, event)
-    _store(session_id, builder, extends=False)
 
 
 def _store(session_id: int, builder: LayoutBuilder, *, extends: bool) -> None:

@@ -18,7 +18,6 @@ from loopguard_site.storable import unstorable_event
 
 from .archives import ZipLimits, is_zip, zip_members
 from .event_rows import COPY_BLOCK, event_json, events_insert
-from .layout_rows import session_layout_store
 from .models import RawUpload, Session, Tag
 from .raw_uploads import raw_upload_create
 from .selectors import scan_profile_name
@@ -70,7 +69,6 @@ def session_create_from_events(
         Tag.objects.bulk_create([Tag(name=name) for name in names], ignore_conflicts=True)
         session.tags.set(Tag.objects.filter(name__in=names))
     events_insert(session.pk, events, event_texts)
-    session_layout_store(session.pk, events)
     if raw is not None:
         raw_upload_create(session=session, filename=filename, raw=raw)
     return session

@@ -199,3 +199,55 @@ def test_the_pages_queries_do_not_grow_with_the_session(browser_client, windowed
         counts.append(queries)
 
     assert counts[0] == counts[1]
+
+
+def late_result_session(turns: int):
+    """`turns` turns of 4 events and 3 items each (a turn, a tool call, then
+    content written before the call's result arrives): turn n's call is item
+    3n + 1, its result among the events of the content item 3n + 2."""
+    events = []
+    for n in range(turns):
+        events += [
+            {"type": "turn"},
+            {"type": "tool_call", "name": "bash", "args": {"n": n}, "id": f"c{n}"},
+            {"type": "content", "text": f"waiting {n:02d}"},
+            {"type": "tool_result", "id": f"c{n}", "ok": n % 2 == 0, "output": f"<i>out {n}</i>"},
+        ]
+    return session_create_from_events(title="late", model="", source_format="events", parser_version="t", events=events)
+
+
+def tool_results(html: str) -> list[tuple[str, str, str]]:
+    """(index, result, output) of each tool row."""
+    rows = re.findall(r'data-index="(\d+)".*?class="tool-result">([^<]*)</span>(.*?)</li>', html, re.S)
+    return [(index, result, re.sub(r".*<pre class=\"tool-output\">(.*)</pre>.*", r"\1", rest, flags=re.S).strip())
+            for index, result, rest in rows]  # fmt: skip
+
+
+@pytest.mark.django_db
+def test_a_call_whose_result_arrives_in_a_later_window_shows_it(browser_client, windowed):
+    session = late_result_session(15)  # 60 events, 45 items
+    url = f"/sessions/{session.pk}/items"
+
+    # Turns 5 and 6 up to their calls: each result lies past the window's events.
+    for start, end in ((15, 17), (15, 20)):
+        answer, whole = both_ways(windowed, lambda: browser_client.get(url, {"start": start, "end": end}).json())  # noqa: B023
+
+        assert answer == whole
+        rows = [("5", "failed", "&lt;i&gt;out 5&lt;/i&gt;"), ("6", "ok", "&lt;i&gt;out 6&lt;/i&gt;")]
+        assert tool_results(answer["html"]) == rows[: (end - start) // 2]
+    tools = browser_client.get(f"/sessions/{session.pk}/window", {"channel": "tools", "start": 5, "end": 6}).json()
+    assert [(r["index"], r["ok"], r["output"]) for r in tools["rows"]] == [(5, False, "<i>out 5</i>")]
+
+
+@pytest.mark.django_db
+def test_a_result_further_than_the_reach_says_how_far_it_was_looked_for(browser_client, windowed, monkeypatch):
+    session = late_result_session(15)
+    monkeypatch.setattr("loopguard_site.timeline.windows.RESULT_REACH", 1)  # the content event alone
+    url = f"/sessions/{session.pk}/items"
+
+    html = browser_client.get(url, {"start": 15, "end": 17}).json()["html"]
+    monkeypatch.setattr("loopguard_site.timeline.windows.RESULT_REACH", 2)
+    found = browser_client.get(url, {"start": 15, "end": 17}).json()["html"]
+
+    assert tool_results(html) == [("5", "no result in the next 1 event", "")]
+    assert tool_results(found) == [("5", "failed", "&lt;i&gt;out 5&lt;/i&gt;")]

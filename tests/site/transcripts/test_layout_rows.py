@@ -1,20 +1,28 @@
-"""A long session's stored layout: the exact items after an import, after a
-replay of a session stored without one, and after live appends (which
-extend it by the new events alone), and the places and bins read from it."""
+"""A long session's stored layout: none right after an import (laying out
+is kept off its path), the exact items once the scan the import queued has
+run, after a replay of a session stored without one and after live appends
+(which extend it by the new events alone), and the places and bins read
+from it."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from loopguard_site.live.services import live_ingest
-from loopguard_site.replay.services import replay_session
+from loopguard_site.replay.services import queued_runs_execute_here, replay_session
 from loopguard_site.review.retention import sessions_prune
 from loopguard_site.transcripts.layout import LayoutBuilder, summary_bins
-from loopguard_site.transcripts.layout_rows import Point, layout_bins, layout_points
+from loopguard_site.transcripts.layout_rows import Point, layout_bins, layout_points, session_layouts_update
 from loopguard_site.transcripts.models import Session, SessionItem, SessionLayout
-from loopguard_site.transcripts.services import session_create_from_events, session_create_live
+from loopguard_site.transcripts.services import (
+    Upload,
+    session_create_from_events,
+    session_create_live,
+    sessions_import_upload,
+)
 
 ITEM_COLUMNS = ("index", "seq", "kind", "turn", "start", "end", "position", "reasoning", "content", "calls")
 
@@ -68,21 +76,30 @@ def long_sessions(settings):
 
 
 def imported(turns: int):
-    return session_create_from_events(
+    """A session stored from `turn_events(0, turns)` and laid out as its scan lays it out."""
+    session = session_create_from_events(
         title="long", model="", source_format="events", parser_version="t", events=turn_events(0, turns)
     )
+    session_layouts_update([session.pk])
+    return session
 
 
 @pytest.mark.django_db
-def test_an_import_stores_every_item_with_where_it_starts(long_sessions):
-    session = imported(12)  # 60 events
+def test_an_import_leaves_the_layout_to_its_scan_which_stores_every_item(long_sessions):
+    data = "\n".join(json.dumps(event) for event in turn_events(0, 12)).encode()  # 60 events
+    (outcome,) = sessions_import_upload([Upload.from_bytes("long.jsonl", data)], fmt="events")
+    session = outcome.session
+    assert session.event_count == 61  # a session event first
+    assert (SessionItem.objects.count(), SessionLayout.objects.count()) == (0, 0)
 
-    assert stored_items(session.pk) == expected_items(12)
+    queued_runs_execute_here(session_ids=[session.pk])  # what a worker does with the scan's task
+
+    assert stored_items(session.pk) == [(index, seq + 1, *rest) for index, seq, *rest in expected_items(12)]
     # The same call each turn: the first is call 0, the others repeat it.
     assert stored_marks(session.pk) == [([[None, 1]], 0)] + [([[0, n + 1]], 1) for n in range(1, 12)]
     state = state_of(session.pk)
     assert {k: state[k] for k in ("seq", "position", "reasoning", "content", "calls", "turns", "items")} == {
-        "seq": 60, "position": 240, "reasoning": 108, "content": 120, "calls": 12, "turns": 12, "items": 48,
+        "seq": 61, "position": 240, "reasoning": 108, "content": 120, "calls": 12, "turns": 12, "items": 48,
     }  # fmt: skip
 
 
@@ -110,12 +127,13 @@ def test_live_appends_build_the_layout_once_long_enough_then_extend_it(long_sess
     assert items[41] == (41, 53, "turn", 11, 0, 0, 207, 97, 100, 10)
     assert len(items) == 41 + 8
     assert state_of(session.pk)["seq"] == 62
-    # Exactly what an import of the same events stores.
+    # Exactly what the scan of an import of the same events stores.
     whole = session_create_from_events(
         title="whole", model="", source_format="events", parser_version="t",
         events=[*turn_events(0, 10), {"type": "reasoning", "text": "abc"}, {"type": "reasoning", "text": "defg"},
                 *turn_events(10, 2)],
     )  # fmt: skip
+    session_layouts_update([whole.pk])
     assert stored_items(whole.pk) == items
     assert stored_marks(whole.pk) == stored_marks(session.pk)
     assert state_of(whole.pk) == state_of(session.pk)  # its block counts too
@@ -124,11 +142,11 @@ def test_live_appends_build_the_layout_once_long_enough_then_extend_it(long_sess
 
 
 @pytest.mark.django_db
-def test_a_replay_builds_the_layout_of_a_long_session_stored_without_one(long_sessions, settings):
-    settings.LOOPGUARD_LAYOUT_MIN_EVENTS = 1_000
-    session = imported(12)
+def test_a_replay_builds_the_layout_of_a_long_session_stored_without_one(long_sessions):
+    session = session_create_from_events(
+        title="long", model="", source_format="events", parser_version="t", events=turn_events(0, 12)
+    )
     assert not SessionLayout.objects.filter(session_id=session.pk).exists()
-    settings.LOOPGUARD_LAYOUT_MIN_EVENTS = 50
 
     replay_session(session=session, profile_name="default")
 
