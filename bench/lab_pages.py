@@ -346,7 +346,7 @@ def populate_large(user) -> dict:
     )
     from loopguard_site.transcripts.layout_rows import session_layouts_update
 
-    session_layouts_update(ids)  # as import stores them: the long session's (the others are too short to keep one)
+    session_layouts_update(ids)  # as the import's scan stores them: the long session's (the others keep none)
     phase("stored layouts")
     tallies = importlib.import_module("loopguard_site.overview.migrations.0001_tallies")
     with connection.cursor() as cursor:

@@ -54,10 +54,10 @@ class ToolCall:
     turn: int
     call_id: str | None = None
     ok: bool | None = None  # None: no result seen
-    result_reach: int | None = None  # a window's call: its result looked for this many events past the window
     output: str = ""
     repeat_of: int | None = None  # index of the first call with the same name and arguments
     occurrence: int = 1  # how many calls with this name and arguments so far, this one included
+    result_reach: int | None = None  # a window's call: its result looked for this many events past the window
 
     def result_take(self, event: dict) -> None:
         """Its `tool_result` event: ok or failed, the output cut to `OUTPUT_CHARS`."""
