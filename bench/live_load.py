@@ -4,9 +4,9 @@ session, against Daphne with channels-redis and PostgreSQL.
 `--servers N` Daphne processes (`daphne loopguard_site.asgi:application`,
 the same settings, each on its own port: a deployment puts them behind one
 address) run on a dedicated database (`loopguard_bench_live`, created and
-dropped here) and Redis db 11. A bench user and API token come from the
+dropped here; `--database`) and Redis db 11 (`--redis-db`). A bench user and API token come from the
 accounts service. For each K of the ramp, K fresh live sessions get a
-viewer (`/ws/sessions/<id>`) and a producer (`/ws/ingest/<id>`): session i's
+viewer (`/ws/sessions/<id>`) and a producer (`/ws/ingest/<id>`, protocol 2 as `LiveSession`): session i's
 producer on server i mod N, its viewer on the next server (with N > 1 every
 event crosses processes through the channel layer). Producers send
 `content` events (16 characters of the corpus's normal content rows) at R a
@@ -85,6 +85,7 @@ TEXT_CHARS = 2_000_000  # of the corpus's normal content, shared by the producer
 DRAIN_S = 30  # how long acks and viewers may lag behind the last send
 CONNECT_AT_ONCE = 25  # handshakes in flight per client process (each authenticates against the database)
 ACK_PREFIX = '{"ack": '  # acks are read without a JSON parse: the client must stay cheap
+PRODUCER_QUERY = "?protocol=2"  # as LiveSession: an ack covers every message up to its seq (a lab before it ignores it)
 
 
 @dataclass
@@ -210,14 +211,16 @@ async def drive(stage: Stage, positions: list[tuple[int, int]], barrier) -> dict
     stop = asyncio.Event()
     ports = stage.ports
 
-    def url(kind: str, server: int, sid: int) -> str:
-        return f"ws://{HOST}:{ports[server % len(ports)]}/ws/{kind}/{sid}"
+    def url(kind: str, server: int, sid: int, query: str = "") -> str:
+        return f"ws://{HOST}:{ports[server % len(ports)]}/ws/{kind}/{sid}{query}"
 
     connect_start = time.monotonic()
     viewer_sockets = await asyncio.gather(
         *(open_socket(url("sessions", i + 1, s), headers, gate) for i, s in positions)
     )
-    producer_sockets = await asyncio.gather(*(open_socket(url("ingest", i, s), headers, gate) for i, s in positions))
+    producer_sockets = await asyncio.gather(
+        *(open_socket(url("ingest", i, s, PRODUCER_QUERY), headers, gate) for i, s in positions)
+    )
     await asyncio.gather(*(sock.recv() for sock in producer_sockets))  # {"resume": 0}
     connect_s = time.monotonic() - connect_start
     viewers = [
@@ -468,6 +471,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeline", action="store_true", help="print each stage's latency per second of sending")
     parser.add_argument("--profile-ingest", type=int, nargs="?", const=2000, default=None, metavar="N",
                         help="profile live_ingest_batch in-process (default 2000 messages a batch size)")  # fmt: skip
+    parser.add_argument(
+        "--database", default=DATABASE, help=f"the bench's database, created and dropped (default {DATABASE})"
+    )
+    parser.add_argument(
+        "--redis-db", type=int, default=REDIS_DB, help=f"the bench's Redis database (default {REDIS_DB})"
+    )
     args = parser.parse_args(argv)
     batch = args.batch or (256 if args.linger else 1)
     target_ms = TARGET_LINGER_P99_MS if args.linger else TARGET_P99_MS
@@ -475,7 +484,7 @@ def main(argv: list[str] | None = None) -> int:
     seconds = args.seconds or (8.0 if args.quick else 20.0)
     _, text = corpus_texts(TEXT_CHARS)["content"]
     logs = Path(tempfile.mkdtemp(prefix="loopguard-bench-live-"))
-    with bench_lab(DATABASE, REDIS_DB) as env, processes() as servers:
+    with bench_lab(args.database, args.redis_db) as env, processes() as servers:
         if args.profile_ingest:
             profile_ingest(text, args.profile_ingest)
             return 0
