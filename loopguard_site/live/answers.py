@@ -29,7 +29,10 @@ from loopguard_site.errors import FieldError
 from .services import IngestRequest, IngestResult
 
 CLOSE_NORMAL = 1000  # the session closed as the producer asked
-CLOSE_FAILED = 1011  # the server failed the message: the producer reconnects and sends it again
+# The server failed the message (its batch, or the forward to the viewers):
+# the producer reconnects and sends it again. Not 1011, which autobahn lets
+# no application send.
+CLOSE_FAILED = 4500
 
 
 def error_message(error: FieldError, seq: object) -> dict:
@@ -58,7 +61,7 @@ def producer_answer(
     order they were sent. `acks_upto`: protocol 2, one ack naming the
     highest seq. A message that closed the session ends the answer with
     `{"state"}` and close code 1000; one the server failed (not a
-    `FieldError`) ends it with 1011, the messages before it answered."""
+    `FieldError`) ends it with CLOSE_FAILED, the messages before it answered."""
     texts: list[str] = []
     upto = 0  # the highest seq stored and not yet acknowledged (protocol 2)
 

@@ -22,7 +22,8 @@ events in chunks, the detections), then every message of the session's group.
 Close codes: 4401 not signed in, 4403 not allowed (accounts.access: a role
 too low, another's session to stream into), 4404 no such session (or one of
 a project the user does not reach), 4409 a session that takes no events
-(ingest) or a producer replaced.
+(ingest) or a producer replaced, 4500 the server failed a message (ingest:
+reconnect, resume and send it again).
 """
 
 from __future__ import annotations
@@ -177,14 +178,14 @@ class IngestConsumer(LiveConsumer):
 
     async def answered(self, outcomes: Sequence[tuple[IngestRequest, Outcome]]) -> None:
         """The ingest thread's outcomes of this socket's messages stored together."""
+        self.in_flight -= len(outcomes)
+        if not self.in_flight and self.drained is not None and not self.drained.done():
+            self.drained.set_result(None)
         answer = producer_answer(outcomes, acks_upto=self.acks_upto)
         for text in answer.texts:
             await self.send(text_data=text)
         if answer.close_code is not None:
             await self.close(code=answer.close_code)
-        self.in_flight -= len(outcomes)
-        if not self.in_flight and self.drained is not None and not self.drained.done():
-            self.drained.set_result(None)
 
     async def producer_detections(self, message: dict) -> None:
         for detection in message["detections"]:
