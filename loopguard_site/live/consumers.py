@@ -6,13 +6,15 @@ producer that lost the connection before reading one still learns to stop).
 Per message: `{"detection": {...}}` for each detection it fired, then
 `{"ack": N}` (protocol 2, `?protocol=2`: one ack for the socket's messages
 stored together, `answers`); the socket reads its next message without
-waiting for the last to be stored. A bad message gets `{"error", "field", "seq"}` (and
-`retry_after`, seconds, when the token's daily quota is used up) and the
-socket stays usable; nothing of it is stored. Messages are stored by the
+waiting for the last to be stored, and answers in the order they came. A
+bad message gets `{"error", "field", "seq"}` (and `retry_after`, seconds,
+when the token's daily quota is used up) and the socket stays usable;
+nothing of it is stored. Messages are stored by the
 process's ingest thread (`ingest_worker`), with those of its other
 sockets. Detections that silence fires (`live_sessions_tick`) arrive as
 `{"detection": {...}}` between messages. `{"close": true}` closes the
-session, answers `{"state": "closed"}` and ends the socket. One producer socket per session: a new one
+session once the messages before it are answered, answers `{"state":
+"closed"}` and ends the socket. One producer socket per session: a new one
 takes over and the older is closed with code 4409; between the sockets of one
 `LiveSession` (its `producer` and `connection` query parameters) only a later
 connection takes over (`ProducerSocket.replaced_by`).
