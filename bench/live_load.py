@@ -31,7 +31,9 @@ session's viewer; acked ev/s = events acknowledged / time from the first
 send to the last ack. CPU in % of one core over the stage: the Daphne
 processes together, the client processes together (and per message acknowledged: the server's CPU
 ms a message, the event-loop threads' share in brackets, the rest being
-the ingest thread; less sensitive to a loaded machine than the rates),
+the ingest thread; less sensitive to a loaded machine than the rates;
+and the frames the server sent a message acknowledged, counted by the
+clients: acks, and events frames to the viewer),
 and the whole machine
 (every process, from /proc/stat: PostgreSQL and Redis included, and
 whatever else runs). The ramp stops at the first stage that misses the
@@ -96,6 +98,8 @@ class SessionCounts:
     acked_messages: int = 0
     upto: list[int] = field(default_factory=lambda: [0])  # events sent up to each message's seq (index)
     errors: int = 0
+    ack_frames: int = 0  # acks received: one a message, or one for several (protocol 2)
+    viewer_frames: int = 0  # events frames the viewer received
     last_ack_at: float = 0.0
     closed: list[str] = field(default_factory=list)  # sockets the server closed: who and the close code
     received: set[int] = field(default_factory=set)
@@ -136,7 +140,9 @@ async def view(socket_, counts: SessionCounts, latencies: list[tuple[float, floa
             counts.closed.append(f"viewer {exc.rcvd.code if exc.rcvd else 'dropped'}")
             return
         now = time.monotonic()
-        for event in json.loads(raw).get("events", ()):
+        events = json.loads(raw).get("events", ())
+        counts.viewer_frames += bool(events)
+        for event in events:
             if "sent" in event and event["seq"] not in counts.received:
                 counts.received.add(event["seq"])
                 latencies.append((event["sent"], now - event["sent"]))
@@ -153,6 +159,7 @@ async def produce(socket_, counts: SessionCounts, stage: Stage, text_start: int,
         try:
             async for raw in socket_:
                 if raw.startswith(ACK_PREFIX):
+                    counts.ack_frames += 1
                     counts.acked_messages = int(raw[len(ACK_PREFIX) : -1])
                     counts.acked, counts.last_ack_at = counts.upto[counts.acked_messages], time.monotonic()
                 elif "error" in json.loads(raw):
@@ -256,6 +263,8 @@ async def drive(stage: Stage, positions: list[tuple[int, int]], barrier) -> dict
         "lost": sum(len(set(range(1, c.acked + 1)) - c.received) for c in counts.values()),
         "lost_sessions": sum(1 for c in counts.values() if len(c.received) < c.acked),
         "errors": sum(c.errors for c in counts.values()),
+        "ack_frames": sum(c.ack_frames for c in counts.values()),
+        "viewer_frames": sum(c.viewer_frames for c in counts.values()),
         "closed": [what for c in counts.values() for what in c.closed],
         "latencies": latencies,
         "own_cpu_s": own_cpu,
@@ -307,6 +316,9 @@ def run_stage(stage: Stage, session_ids: list[int], clients: int, server_pids: l
         # the server's CPU for each message it stored, acknowledged and forwarded
         "cpu_ms_message": 1000 * server_cpu_s / (acked_messages := max(sum(p["acked_messages"] for p in parts), 1)),
         "loop_ms_message": 1000 * loops_cpu_s / acked_messages,  # of which the event loops' (the main threads)
+        # frames the server sent a message: its acks, and its events frames to the viewer
+        "acks_message": sum(p["ack_frames"] for p in parts) / acked_messages,
+        "viewer_frames_message": sum(p["viewer_frames"] for p in parts) / acked_messages,
         "acked": acked,
         "ack_rate": acked / max(max(part["last_ack_at"] for part in parts) - start_at, stage.seconds),
         **{key: sum(part[key] for part in parts) for key in ("unacked", "lost", "lost_sessions", "errors")},
@@ -412,6 +424,7 @@ def print_row(row: dict, rate: float, seconds: float) -> None:
         f" | {row['messages']:,} | {row['unacked']:,} | {row['lost']} ({row['lost_sessions']} sessions)"
         f" | {ms(row['p50'])} | {ms(row['p99'])} | {100 * row['server_cpu']:.0f} %"
         f" | {row['cpu_ms_message']:.3f} ({row['loop_ms_message']:.3f})"
+        f" | {row['acks_message']:.2f} + {row['viewer_frames_message']:.2f}"
         f" | {100 * row['own_cpu']:.0f} % | {100 * row['machine_cpu']:.0f} % | {row['connect_s']:.1f}"
         f" | {load_average()[13:]} |",
         flush=True,
@@ -502,9 +515,10 @@ def main(argv: list[str] | None = None) -> int:
             f" {os.cpu_count()} CPUs; {load_average()}"
         )
         print("| producers × rate | offered ev/s | acked ev/s | sent | messages | unacked | lost | p50 ms | p99 ms"
-              " | daphne CPU | daphne CPU ms a message (event loops) | client CPU | machine CPU | connect s"
+              " | daphne CPU | daphne CPU ms a message (event loops) | frames a message (acks + viewer)"
+              " | client CPU | machine CPU | connect s"
               " | load average after |")  # fmt: skip
-        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         ports, pids = [port for _, port in daphnes], [server.pid for server, _ in daphnes]
         for k in ramp:
             chosen, sessions = sessions[:k], sessions[k:]
