@@ -21,7 +21,7 @@ from loopguard_site.live.services import _locked_stream
 from loopguard_site.transcripts.models import Event
 from tests.conftest import database_url
 
-from .conftest import TIMEOUT, connected, receive, viewer_socket
+from .conftest import connected, receive, viewer_socket
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
