@@ -99,6 +99,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
 class IngestConsumer(LiveConsumer):
     in_flight = 0  # messages submitted and not yet answered
     drained: asyncio.Future | None = None  # resolved once in_flight is back to 0, for whoever waits
+    ended = False  # an answer closed the socket (the session closed, or a message failed): read no more
 
     async def connect(self) -> None:
         self.producer = producer_socket(self.scope["query_string"], time.time())
@@ -143,6 +144,8 @@ class IngestConsumer(LiveConsumer):
         await self.receive_json(content)
 
     async def receive_json(self, content, **kwargs) -> None:
+        if self.ended:
+            return
         try:
             message = parse_message(content)
         except FieldError as exc:
@@ -150,6 +153,8 @@ class IngestConsumer(LiveConsumer):
             return
         if message.seq is None:  # a bare close, after the messages before it
             await self.answers_drained()
+            if self.ended:  # one of them failed: the producer resends it on a new socket, then closes
+                return
             try:
                 result = await database_sync_to_async(live_session_close)(session_id=self.session_id)
             except FieldError as exc:
@@ -180,10 +185,11 @@ class IngestConsumer(LiveConsumer):
 
     async def answered(self, outcomes: Sequence[tuple[IngestRequest, Outcome]]) -> None:
         """The ingest thread's outcomes of this socket's messages stored together."""
+        answer = producer_answer(outcomes, acks_upto=self.acks_upto)
+        self.ended |= answer.close_code is not None
         self.in_flight -= len(outcomes)
         if not self.in_flight and self.drained is not None and not self.drained.done():
             self.drained.set_result(None)
-        answer = producer_answer(outcomes, acks_upto=self.acks_upto)
         for text in answer.texts:
             await self.send(text_data=text)
         if answer.close_code is not None:
