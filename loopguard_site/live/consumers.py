@@ -31,13 +31,16 @@ reconnect, resume and send it again).
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import time
 from collections.abc import Callable, Sequence
 
 from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
+from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from channels.layers import get_channel_layer
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
@@ -83,17 +86,63 @@ async def _permitted_read(consumer: AsyncJsonWebsocketConsumer, read: Callable[[
 
 
 class LiveConsumer(AsyncJsonWebsocketConsumer):
-    """channels' dispatch closes the old database connections before every
-    handler: a hop to the one shared sync thread for each message, the
-    busiest thing a loaded server did with live streams. These consumers reach
-    the database only through `database_sync_to_async` (which does the same
-    around each call) and the ingest thread, so they dispatch without it."""
+    """Dispatches as channels' consumers do (each message of the socket and
+    of the channel layer, one at a time, in the order they come), cheaper:
+
+    - channels' `await_many_dispatch` makes a task and an `asyncio.wait` for
+      every message (22-24 µs of the event loop a message, timed in
+      process; BENCHMARKS.md, section 4). Here one reader task per source
+      feeds one queue (10 µs).
+    - channels' dispatch closes the old database connections before every
+      handler: a hop to the one shared sync thread for each message, the
+      busiest thing a loaded server did with live streams. These consumers
+      reach the database only through `database_sync_to_async` (which does
+      the same around each call) and the ingest thread, so they dispatch
+      without it."""
+
+    async def __call__(self, scope, receive, send) -> None:
+        # channels' AsyncConsumer.__call__ with its dispatch loop replaced;
+        # the live sockets always have a channel layer
+        self.scope = scope
+        self.channel_layer = get_channel_layer(self.channel_layer_alias)
+        self.channel_name = await self.channel_layer.new_channel()
+        self.channel_receive = functools.partial(self.channel_layer.receive, self.channel_name)
+        self.base_send = send
+        try:
+            await _dispatch_in_turn([receive, self.channel_receive], self.dispatch)
+        except StopConsumer:
+            pass
 
     async def dispatch(self, message: dict) -> None:
         handler = getattr(self, get_handler_name(message), None)
         if handler is None:
             raise ValueError(f"no handler for message type {message['type']}")
         await handler(message)
+
+
+async def _dispatch_in_turn(sources: list[Callable], dispatch: Callable) -> None:
+    """Await each source's messages for ever and dispatch them one at a time,
+    in the order they arrive; a source that fails fails the consumer."""
+    inbox: asyncio.Queue = asyncio.Queue()
+
+    async def read(source: Callable) -> None:
+        try:
+            while True:
+                inbox.put_nowait((await source(), None))
+        except Exception as exc:  # noqa: BLE001 - handed to the dispatching task, which raises it
+            inbox.put_nowait((None, exc))
+
+    readers = [asyncio.create_task(read(source)) for source in sources]
+    try:
+        while True:
+            message, failure = await inbox.get()
+            if failure is not None:
+                raise failure
+            await dispatch(message)
+    finally:
+        for reader in readers:
+            reader.cancel()
+        await asyncio.gather(*readers, return_exceptions=True)
 
 
 class IngestConsumer(LiveConsumer):
