@@ -4,9 +4,9 @@ session, against Daphne with channels-redis and PostgreSQL.
 `--servers N` Daphne processes (`daphne loopguard_site.asgi:application`,
 the same settings, each on its own port: a deployment puts them behind one
 address) run on a dedicated database (`loopguard_bench_live`, created and
-dropped here) and Redis db 11. A bench user and API token come from the
+dropped here; `--database`) and Redis db 11 (`--redis-db`). A bench user and API token come from the
 accounts service. For each K of the ramp, K fresh live sessions get a
-viewer (`/ws/sessions/<id>`) and a producer (`/ws/ingest/<id>`): session i's
+viewer (`/ws/sessions/<id>`) and a producer (`/ws/ingest/<id>`, protocol 2 as `LiveSession`): session i's
 producer on server i mod N, its viewer on the next server (with N > 1 every
 event crosses processes through the channel layer). Producers send
 `content` events (16 characters of the corpus's normal content rows) at R a
@@ -31,7 +31,9 @@ session's viewer; acked ev/s = events acknowledged / time from the first
 send to the last ack. CPU in % of one core over the stage: the Daphne
 processes together, the client processes together (and per message acknowledged: the server's CPU
 ms a message, the event-loop threads' share in brackets, the rest being
-the ingest thread; less sensitive to a loaded machine than the rates),
+the ingest thread; less sensitive to a loaded machine than the rates;
+and the frames the server sent a message acknowledged, counted by the
+clients: acks, and events frames to the viewer),
 and the whole machine
 (every process, from /proc/stat: PostgreSQL and Redis included, and
 whatever else runs). The ramp stops at the first stage that misses the
@@ -85,6 +87,7 @@ TEXT_CHARS = 2_000_000  # of the corpus's normal content, shared by the producer
 DRAIN_S = 30  # how long acks and viewers may lag behind the last send
 CONNECT_AT_ONCE = 25  # handshakes in flight per client process (each authenticates against the database)
 ACK_PREFIX = '{"ack": '  # acks are read without a JSON parse: the client must stay cheap
+PRODUCER_QUERY = "?protocol=2"  # as LiveSession: an ack covers every message up to its seq (a lab before it ignores it)
 
 
 @dataclass
@@ -95,6 +98,8 @@ class SessionCounts:
     acked_messages: int = 0
     upto: list[int] = field(default_factory=lambda: [0])  # events sent up to each message's seq (index)
     errors: int = 0
+    ack_frames: int = 0  # acks received: one a message, or one for several (protocol 2)
+    viewer_frames: int = 0  # events frames the viewer received
     last_ack_at: float = 0.0
     closed: list[str] = field(default_factory=list)  # sockets the server closed: who and the close code
     received: set[int] = field(default_factory=set)
@@ -135,7 +140,9 @@ async def view(socket_, counts: SessionCounts, latencies: list[tuple[float, floa
             counts.closed.append(f"viewer {exc.rcvd.code if exc.rcvd else 'dropped'}")
             return
         now = time.monotonic()
-        for event in json.loads(raw).get("events", ()):
+        events = json.loads(raw).get("events", ())
+        counts.viewer_frames += bool(events)
+        for event in events:
             if "sent" in event and event["seq"] not in counts.received:
                 counts.received.add(event["seq"])
                 latencies.append((event["sent"], now - event["sent"]))
@@ -152,6 +159,7 @@ async def produce(socket_, counts: SessionCounts, stage: Stage, text_start: int,
         try:
             async for raw in socket_:
                 if raw.startswith(ACK_PREFIX):
+                    counts.ack_frames += 1
                     counts.acked_messages = int(raw[len(ACK_PREFIX) : -1])
                     counts.acked, counts.last_ack_at = counts.upto[counts.acked_messages], time.monotonic()
                 elif "error" in json.loads(raw):
@@ -210,14 +218,16 @@ async def drive(stage: Stage, positions: list[tuple[int, int]], barrier) -> dict
     stop = asyncio.Event()
     ports = stage.ports
 
-    def url(kind: str, server: int, sid: int) -> str:
-        return f"ws://{HOST}:{ports[server % len(ports)]}/ws/{kind}/{sid}"
+    def url(kind: str, server: int, sid: int, query: str = "") -> str:
+        return f"ws://{HOST}:{ports[server % len(ports)]}/ws/{kind}/{sid}{query}"
 
     connect_start = time.monotonic()
     viewer_sockets = await asyncio.gather(
         *(open_socket(url("sessions", i + 1, s), headers, gate) for i, s in positions)
     )
-    producer_sockets = await asyncio.gather(*(open_socket(url("ingest", i, s), headers, gate) for i, s in positions))
+    producer_sockets = await asyncio.gather(
+        *(open_socket(url("ingest", i, s, PRODUCER_QUERY), headers, gate) for i, s in positions)
+    )
     await asyncio.gather(*(sock.recv() for sock in producer_sockets))  # {"resume": 0}
     connect_s = time.monotonic() - connect_start
     viewers = [
@@ -253,6 +263,8 @@ async def drive(stage: Stage, positions: list[tuple[int, int]], barrier) -> dict
         "lost": sum(len(set(range(1, c.acked + 1)) - c.received) for c in counts.values()),
         "lost_sessions": sum(1 for c in counts.values() if len(c.received) < c.acked),
         "errors": sum(c.errors for c in counts.values()),
+        "ack_frames": sum(c.ack_frames for c in counts.values()),
+        "viewer_frames": sum(c.viewer_frames for c in counts.values()),
         "closed": [what for c in counts.values() for what in c.closed],
         "latencies": latencies,
         "own_cpu_s": own_cpu,
@@ -304,6 +316,9 @@ def run_stage(stage: Stage, session_ids: list[int], clients: int, server_pids: l
         # the server's CPU for each message it stored, acknowledged and forwarded
         "cpu_ms_message": 1000 * server_cpu_s / (acked_messages := max(sum(p["acked_messages"] for p in parts), 1)),
         "loop_ms_message": 1000 * loops_cpu_s / acked_messages,  # of which the event loops' (the main threads)
+        # frames the server sent a message: its acks, and its events frames to the viewer
+        "acks_message": sum(p["ack_frames"] for p in parts) / acked_messages,
+        "viewer_frames_message": sum(p["viewer_frames"] for p in parts) / acked_messages,
         "acked": acked,
         "ack_rate": acked / max(max(part["last_ack_at"] for part in parts) - start_at, stage.seconds),
         **{key: sum(part[key] for part in parts) for key in ("unacked", "lost", "lost_sessions", "errors")},
@@ -409,6 +424,7 @@ def print_row(row: dict, rate: float, seconds: float) -> None:
         f" | {row['messages']:,} | {row['unacked']:,} | {row['lost']} ({row['lost_sessions']} sessions)"
         f" | {ms(row['p50'])} | {ms(row['p99'])} | {100 * row['server_cpu']:.0f} %"
         f" | {row['cpu_ms_message']:.3f} ({row['loop_ms_message']:.3f})"
+        f" | {row['acks_message']:.2f} + {row['viewer_frames_message']:.2f}"
         f" | {100 * row['own_cpu']:.0f} % | {100 * row['machine_cpu']:.0f} % | {row['connect_s']:.1f}"
         f" | {load_average()[13:]} |",
         flush=True,
@@ -468,6 +484,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeline", action="store_true", help="print each stage's latency per second of sending")
     parser.add_argument("--profile-ingest", type=int, nargs="?", const=2000, default=None, metavar="N",
                         help="profile live_ingest_batch in-process (default 2000 messages a batch size)")  # fmt: skip
+    parser.add_argument(
+        "--database", default=DATABASE, help=f"the bench's database, created and dropped (default {DATABASE})"
+    )
+    parser.add_argument(
+        "--redis-db", type=int, default=REDIS_DB, help=f"the bench's Redis database (default {REDIS_DB})"
+    )
     args = parser.parse_args(argv)
     batch = args.batch or (256 if args.linger else 1)
     target_ms = TARGET_LINGER_P99_MS if args.linger else TARGET_P99_MS
@@ -475,7 +497,7 @@ def main(argv: list[str] | None = None) -> int:
     seconds = args.seconds or (8.0 if args.quick else 20.0)
     _, text = corpus_texts(TEXT_CHARS)["content"]
     logs = Path(tempfile.mkdtemp(prefix="loopguard-bench-live-"))
-    with bench_lab(DATABASE, REDIS_DB) as env, processes() as servers:
+    with bench_lab(args.database, args.redis_db) as env, processes() as servers:
         if args.profile_ingest:
             profile_ingest(text, args.profile_ingest)
             return 0
@@ -493,9 +515,10 @@ def main(argv: list[str] | None = None) -> int:
             f" {os.cpu_count()} CPUs; {load_average()}"
         )
         print("| producers × rate | offered ev/s | acked ev/s | sent | messages | unacked | lost | p50 ms | p99 ms"
-              " | daphne CPU | daphne CPU ms a message (event loops) | client CPU | machine CPU | connect s"
+              " | daphne CPU | daphne CPU ms a message (event loops) | frames a message (acks + viewer)"
+              " | client CPU | machine CPU | connect s"
               " | load average after |")  # fmt: skip
-        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         ports, pids = [port for _, port in daphnes], [server.pid for server, _ in daphnes]
         for k in ramp:
             chosen, sessions = sessions[:k], sessions[k:]

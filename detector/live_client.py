@@ -4,7 +4,9 @@ HTTP, and the `websockets` package for the WebSocket transport (imported
 only when that transport is used).
 
 Each `send(events)` is one message `{"seq": N, "events": [...]}`, N counting
-from 1. A message stays in `pending` until the lab acknowledges it. When the
+from 1. A message stays in `pending` until the lab acknowledges it: an
+`{"ack": N}` acknowledges every message up to N (the socket speaks protocol
+2, where the lab answers the messages it stored together with one ack). When the
 socket is lost the client reconnects, reads `{"resume": LAST_ACKED}`, drops
 the messages that covers and sends the others again in order; over HTTP a
 message whose answer was lost is posted again as it was. The lab
@@ -57,6 +59,7 @@ from .events import validate_event
 from .loop_signal import STOP_ACTIONS, LoopDetected
 
 TRANSPORTS = ("ws", "http")
+PROTOCOL = 2  # of the socket: one `{"ack": N}` covers every message up to N the lab stored together
 SEND_AT_ONCE = ("tool_call", "tool_result", "finish")  # a batch holding one of these goes without lingering
 
 # Close codes of /ws/ingest after the handshake that no reconnect can cure.
@@ -470,7 +473,9 @@ class LiveSession:
 
         scheme, _, rest = self.url.partition("://")
         self._connections += 1
-        query = urllib.parse.urlencode({"producer": self._producer, "connection": self._connections})
+        query = urllib.parse.urlencode(
+            {"producer": self._producer, "connection": self._connections, "protocol": PROTOCOL}
+        )
         url = f"{'wss' if scheme == 'https' else 'ws'}://{rest}/ws/ingest/{self.session_id}?{query}"
         # entered as a context manager: websockets 17 deprecates a bare connect(), 18 will need it
         self._socket = connect(

@@ -13,7 +13,6 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "loopguard_site.settings")
 django_http = get_asgi_application()  # sets Django up before consumers import models
 
-from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
@@ -29,9 +28,7 @@ application = ProtocolTypeRouter(
         # Daphne serves static/ itself (plotly.min.js included), so the lab
         # needs no other web server; see README for a proxy in front.
         "http": ASGIStaticFilesHandler(django_http),
-        "websocket": BrowserOriginValidator(
-            AuthMiddlewareStack(ApiTokenAuthMiddleware(MessageSizeLimit(URLRouter(websocket_urlpatterns))))
-        ),
+        "websocket": BrowserOriginValidator(ApiTokenAuthMiddleware(MessageSizeLimit(URLRouter(websocket_urlpatterns)))),
     }
 )
 

@@ -4,13 +4,17 @@
 (0 for a new session), then the session's stop-level detections again (a
 producer that lost the connection before reading one still learns to stop).
 Per message: `{"detection": {...}}` for each detection it fired, then
-`{"ack": N}`; a bad message gets `{"error", "field", "seq"}` (and
-`retry_after`, seconds, when the token's daily quota is used up) and the
-socket stays usable; nothing of it is stored. Messages are stored by the
+`{"ack": N}` (protocol 2, `?protocol=2`: one ack for the socket's messages
+stored together, `answers`); the socket reads its next message without
+waiting for the last to be stored, and answers in the order they came. A
+bad message gets `{"error", "field", "seq"}` (and `retry_after`, seconds,
+when the token's daily quota is used up) and the socket stays usable;
+nothing of it is stored. Messages are stored by the
 process's ingest thread (`ingest_worker`), with those of its other
 sockets. Detections that silence fires (`live_sessions_tick`) arrive as
 `{"detection": {...}}` between messages. `{"close": true}` closes the
-session, answers `{"state": "closed"}` and ends the socket. One producer socket per session: a new one
+session once the messages before it are answered, answers `{"state":
+"closed"}` and ends the socket. One producer socket per session: a new one
 takes over and the older is closed with code 4409; between the sockets of one
 `LiveSession` (its `producer` and `connection` query parameters) only a later
 connection takes over (`ProducerSocket.replaced_by`).
@@ -20,18 +24,23 @@ events in chunks, the detections), then every message of the session's group.
 Close codes: 4401 not signed in, 4403 not allowed (accounts.access: a role
 too low, another's session to stream into), 4404 no such session (or one of
 a project the user does not reach), 4409 a session that takes no events
-(ingest) or a producer replaced.
+(ingest) or a producer replaced, 4500 the server failed a message (ingest:
+reconnect, resume and send it again).
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
+from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from channels.layers import get_channel_layer
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
@@ -40,10 +49,11 @@ from loopguard_site.errors import FieldError
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.selectors import session_for
 
-from .ingest_worker import socket_ingest
+from .answers import error_message, producer_answer
+from .ingest_worker import Outcome, ingest_worker
 from .messages import producer_group, send_producer_taken, viewer_group
-from .protocol import ProducerSocket, parse_message, producer_socket, too_deep
-from .selectors import acked_seq, event_chunks, live_detections, live_session_get, session_to_ingest
+from .protocol import ProducerSocket, acks_upto, parse_message, producer_socket, too_deep
+from .selectors import acked_seq, event_chunks, live_detections, session_to_ingest
 from .services import IngestRequest, live_detection_dict, live_session_close
 from .states import Trigger, takes
 
@@ -54,37 +64,54 @@ def _reject_constant(name: str) -> float:
     raise ValueError(f"{name} is not JSON")
 
 
-async def _permitted_session(consumer: AsyncJsonWebsocketConsumer, session_for_user: Callable) -> Session | None:
-    """The URL's session, as `session_for_user(user, id)` (accounts.access)
-    lets the socket's user have it; otherwise None, the socket closed with
-    the code saying why."""
-    user = consumer.scope["user"]
-    if not user.is_authenticated:
-        await socket_refuse(consumer, CLOSE_UNAUTHENTICATED)
-        return None
+async def _signed_in(consumer: AsyncJsonWebsocketConsumer) -> bool:
+    """Whether the socket has a user; if not, it is closed with 4401."""
+    if consumer.scope["user"].is_authenticated:
+        return True
+    await socket_refuse(consumer, CLOSE_UNAUTHENTICATED)
+    return False
+
+
+async def _permitted_read(consumer: AsyncJsonWebsocketConsumer, read: Callable[[object, int], object]) -> object | None:
+    """`read(user, session id)` of the URL's session in one hop to the
+    database thread (each hop costs a connect its own database connection),
+    as accounts.access lets the socket's user have it; otherwise None, the
+    socket closed with the code saying why."""
     session_id = consumer.scope["url_route"]["kwargs"]["session_id"]
     try:
-        return await database_sync_to_async(session_for_user)(user, session_id)
+        return await database_sync_to_async(read)(consumer.scope["user"], session_id)
     except (Http404, PermissionDenied) as refusal:
         await socket_refuse(consumer, close_code(refusal))
         return None
 
 
-def error_message(error: FieldError, seq: object) -> dict:
-    """A refused message's answer on the producer socket (docs/event-format.md):
-    `{"error", "field", "seq"}`, and `retry_after` when only time can help."""
-    message = {"error": str(error), "field": error.field, "seq": seq}
-    if error.retry_after is not None:
-        message["retry_after"] = error.retry_after
-    return message
-
-
 class LiveConsumer(AsyncJsonWebsocketConsumer):
-    """channels' dispatch closes the old database connections before every
-    handler: a hop to the one shared sync thread for each message, the
-    busiest thing a loaded server did with live streams. These consumers reach
-    the database only through `database_sync_to_async` (which does the same
-    around each call) and the ingest thread, so they dispatch without it."""
+    """Dispatches as channels' consumers do (each message of the socket and
+    of the channel layer, one at a time, in the order they come), cheaper:
+
+    - channels' `await_many_dispatch` makes a task and an `asyncio.wait` for
+      every message (22-24 µs of the event loop a message, timed in
+      process; BENCHMARKS.md, section 4). Here one reader task per source
+      feeds one queue (10 µs).
+    - channels' dispatch closes the old database connections before every
+      handler: a hop to the one shared sync thread for each message, the
+      busiest thing a loaded server did with live streams. These consumers
+      reach the database only through `database_sync_to_async` (which does
+      the same around each call) and the ingest thread, so they dispatch
+      without it."""
+
+    async def __call__(self, scope, receive, send) -> None:
+        # channels' AsyncConsumer.__call__ with its dispatch loop replaced;
+        # the live sockets always have a channel layer
+        self.scope = scope
+        self.channel_layer = get_channel_layer(self.channel_layer_alias)
+        self.channel_name = await self.channel_layer.new_channel()
+        self.channel_receive = functools.partial(self.channel_layer.receive, self.channel_name)
+        self.base_send = send
+        try:
+            await _dispatch_in_turn([receive, self.channel_receive], self.dispatch)
+        except StopConsumer:
+            pass
 
     async def dispatch(self, message: dict) -> None:
         handler = getattr(self, get_handler_name(message), None)
@@ -93,22 +120,57 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
         await handler(message)
 
 
+async def _dispatch_in_turn(sources: list[Callable], dispatch: Callable) -> None:
+    """Await each source's messages for ever and dispatch them one at a time,
+    in the order they arrive; a source that fails fails the consumer."""
+    inbox: asyncio.Queue = asyncio.Queue()
+
+    async def read(source: Callable) -> None:
+        try:
+            while True:
+                inbox.put_nowait((await source(), None))
+        except Exception as exc:  # noqa: BLE001 - handed to the dispatching task, which raises it
+            inbox.put_nowait((None, exc))
+
+    readers = [asyncio.create_task(read(source)) for source in sources]
+    try:
+        while True:
+            message, failure = await inbox.get()
+            if failure is not None:
+                raise failure
+            await dispatch(message)
+    finally:
+        for reader in readers:
+            reader.cancel()
+        await asyncio.gather(*readers, return_exceptions=True)
+
+
 class IngestConsumer(LiveConsumer):
+    in_flight = 0  # messages submitted and not yet answered
+    drained: asyncio.Future | None = None  # resolved once in_flight is back to 0, for whoever waits
+    ended = False  # an answer closed the socket (the session closed, or a message failed): read no more
+
     async def connect(self) -> None:
         self.producer = producer_socket(self.scope["query_string"], time.time())
-        session = await _permitted_session(self, session_to_ingest)
-        if session is None:
+        self.acks_upto = acks_upto(self.scope["query_string"])
+        if not await _signed_in(self):
             return
+        self.session_id = self.scope["url_route"]["kwargs"]["session_id"]
+        # Join first, then read where to resume and the stops: a stop that
+        # silence fires meanwhile reaches the socket either way.
+        await self.channel_layer.group_add(producer_group(self.session_id), self.channel_name)
+        opening = await _permitted_read(self, _ingest_opening)
+        if opening is None:
+            return
+        session, resume, stops = opening
         if not takes(session.state, Trigger.EVENTS):
             await socket_refuse(self, CLOSE_CONFLICT)
-        else:
-            self.session_id = session.pk
-            await send_producer_taken(self.session_id, self.channel_name, self.producer)
-            await self.channel_layer.group_add(producer_group(self.session_id), self.channel_name)
-            await self.accept()
-            await self.send_json({"resume": await database_sync_to_async(acked_seq)(self.session_id)})
-            for detection in await database_sync_to_async(_stop_detections)(session):
-                await self.send_json({"detection": detection})
+            return
+        await send_producer_taken(self.session_id, self.channel_name, self.producer)
+        await self.accept()
+        await self.send_json({"resume": resume})
+        for detection in stops:
+            await self.send_json({"detection": detection})
 
     async def disconnect(self, code: int) -> None:
         if hasattr(self, "session_id"):
@@ -122,40 +184,65 @@ class IngestConsumer(LiveConsumer):
         try:
             text = text_data if text_data is not None else bytes_data.decode("utf-8")
             if (refusal := too_deep(text)) is not None:
-                await self.send_json(error_message(*refusal))
+                await self.refuse(*refusal)
                 return
             content = await self.decode_json(text)
         except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError included
-            await self.send_json(error_message(FieldError(f"the message is not valid JSON: {exc}"), None))
+            await self.refuse(FieldError(f"the message is not valid JSON: {exc}"), None)
             return
         await self.receive_json(content)
 
     async def receive_json(self, content, **kwargs) -> None:
-        seq = content.get("seq") if isinstance(content, dict) else None
+        if self.ended:
+            return
         try:
             message = parse_message(content)
-            if message.seq is None:
-                result = await database_sync_to_async(live_session_close)(session_id=self.session_id)
-            else:
-                result = await socket_ingest(
-                    IngestRequest(
-                        session_id=self.session_id,
-                        seq=message.seq,
-                        events=message.events,
-                        close=message.close,
-                        token_key=self.scope.get("api_token_key"),
-                    )
-                )
         except FieldError as exc:
-            await self.send_json(error_message(exc, seq))
+            await self.refuse(exc, content.get("seq") if isinstance(content, dict) else None)
             return
-        for detection in result.detections:
-            await self.send_json({"detection": detection})
-        if message.seq is not None:
-            await self.send(text_data=f'{{"ack": {result.ack}}}')  # what send_json would send, without its encoder
-        if message.close:
+        if message.seq is None:  # a bare close, after the messages before it
+            await self.answers_drained()
+            if self.ended:  # one of them failed: the producer resends it on a new socket, then closes
+                return
+            try:
+                result = await database_sync_to_async(live_session_close)(session_id=self.session_id)
+            except FieldError as exc:
+                await self.send_json(error_message(exc, None))
+                return
             await self.send_json({"state": result.state})
             await self.close(code=1000)
+            return
+        self.in_flight += 1
+        request = IngestRequest(
+            session_id=self.session_id,
+            seq=message.seq,
+            events=message.events,
+            close=message.close,
+            token_key=self.scope.get("api_token_key"),
+        )
+        ingest_worker.submit(request, self)
+
+    async def refuse(self, error: FieldError, seq: object) -> None:
+        """Answer a message refused before it is stored, after the messages before it."""
+        await self.answers_drained()
+        await self.send_json(error_message(error, seq))
+
+    async def answers_drained(self) -> None:
+        if self.in_flight:
+            self.drained = asyncio.get_running_loop().create_future()
+            await self.drained
+
+    async def answered(self, outcomes: Sequence[tuple[IngestRequest, Outcome]]) -> None:
+        """The ingest thread's outcomes of this socket's messages stored together."""
+        answer = producer_answer(outcomes, acks_upto=self.acks_upto)
+        self.ended |= answer.close_code is not None
+        self.in_flight -= len(outcomes)
+        if not self.in_flight and self.drained is not None and not self.drained.done():
+            self.drained.set_result(None)
+        for text in answer.texts:
+            await self.send(text_data=text)
+        if answer.close_code is not None:
+            await self.close(code=answer.close_code)
 
     async def producer_detections(self, message: dict) -> None:
         for detection in message["detections"]:
@@ -167,12 +254,19 @@ class IngestConsumer(LiveConsumer):
             await self.close(code=CLOSE_CONFLICT)
 
 
-def _stop_detections(session) -> list[dict]:
-    return [live_detection_dict(d) for d in live_detections(session, actions=("stop",))]
+def _ingest_opening(user, session_id: int) -> tuple[Session, int, list[dict]]:
+    """The session the user may stream into, the last seq it acknowledged
+    and its stop-level detections (a producer that lost the connection
+    before reading one still learns to stop)."""
+    session = session_to_ingest(user, session_id)
+    stops = [live_detection_dict(d) for d in live_detections(session, actions=("stop",))]
+    return session, acked_seq(session_id), stops
 
 
-def _snapshot(session_id: int) -> list[dict]:
-    session = live_session_get(session_id)  # read again: the group was joined meanwhile
+def _snapshot(user, session_id: int) -> list[dict]:
+    """What a viewer gets first: the session's state, its stored events in
+    chunks and its detections."""
+    session = session_for(user, session_id)
     messages: list[dict] = [{"state": session.state}]
     messages += [{"events": chunk} for chunk in event_chunks(session)]
     messages += [{"detection": live_detection_dict(d)} for d in live_detections(session)]
@@ -181,16 +275,17 @@ def _snapshot(session_id: int) -> list[dict]:
 
 class ViewerConsumer(LiveConsumer):
     async def connect(self) -> None:
-        session = await _permitted_session(self, session_for)
-        if session is None:
+        if not await _signed_in(self):
             return
-        session_id = session.pk
         # Join first, then read the snapshot: nothing can fall between them
         # (what arrives twice, the page drops by `seq` and detection `id`).
-        self.group = viewer_group(session_id)
+        self.group = viewer_group(self.scope["url_route"]["kwargs"]["session_id"])
         await self.channel_layer.group_add(self.group, self.channel_name)
+        snapshot = await _permitted_read(self, _snapshot)
+        if snapshot is None:
+            return
         await self.accept()
-        for message in await database_sync_to_async(_snapshot)(session_id):
+        for message in snapshot:
             await self.send_json(message)
 
     async def disconnect(self, code: int) -> None:

@@ -12,12 +12,13 @@ CONN_MAX_AGE = 0, and run all sockets' calls on one shared thread) and
 closes it after IDLE_SECONDS without a message (and collects garbage then,
 see `collect_if_grown`). Once the batch committed,
 its messages go to their viewers all at once (`forward_to_viewers`, one
-Redis round trip for the batch), on the sockets' event loop (the server's:
-its channel-layer connections are there), and then each socket hears its
-message's outcome. A socket waits on an asyncio future of its loop, which
-only that loop resolves: one hand-over to the loop a batch, where a
-`concurrent.futures.Future` would cost one for each message (a wake-up of
-the loop through its self-pipe, a system call each).
+Redis round trip for the batch, one channel-layer message a session), on
+the sockets' event loop (the server's: its channel-layer connections are
+there), and then each socket hears the outcomes of all its messages of the
+batch at once (`ProducerSocketAnswers.answered`): one hand-over to the loop
+a batch, and a socket that sent several messages meanwhile answers them
+together (one ack, protocol 2). A socket does not wait for a message to be
+stored before it reads its next one.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ import gc
 import logging
 import queue
 import threading
+from collections.abc import Sequence
+from typing import Protocol
 
 from django.db import connection
 
@@ -41,8 +44,16 @@ MAX_BATCH = 2000  # messages a batch takes at most
 IDLE_SECONDS = 1.0  # an idle thread closes its database connection after this
 IDLE_COLLECT_GROWTH = 0.1  # an idle thread collects garbage once long-lived objects grew by this fraction
 
-_Job = tuple[IngestRequest, asyncio.Future, asyncio.AbstractEventLoop]
-_Answer = tuple[IngestRequest, asyncio.Future, IngestResult | FieldError | Exception]
+Outcome = IngestResult | FieldError | Exception  # an exception: the server failed the message
+
+
+class ProducerSocketAnswers(Protocol):
+    async def answered(self, outcomes: Sequence[tuple[IngestRequest, Outcome]]) -> None:
+        """The outcomes of the socket's messages that one batch stored, in the order they were submitted."""
+
+
+_Job = tuple[IngestRequest, ProducerSocketAnswers, asyncio.AbstractEventLoop]
+_Answer = tuple[IngestRequest, ProducerSocketAnswers, Outcome]
 
 
 class IngestWorker:
@@ -54,18 +65,15 @@ class IngestWorker:
         self._lock = threading.Lock()
         self._long_lived = 0  # objects in the collector's oldest generation after the last idle collection
 
-    def submit(self, request: IngestRequest) -> asyncio.Future:
-        """Queue a message of a socket served by the running event loop; the
-        future's result is its `IngestResult` once stored and forwarded to
-        the viewers, or the `FieldError` that refused it."""
-        loop = asyncio.get_running_loop()
-        future = loop.create_future()
+    def submit(self, request: IngestRequest, socket: ProducerSocketAnswers) -> None:
+        """Queue a message of a socket served by the running event loop; once
+        stored and forwarded to the viewers (or refused), the socket hears
+        its outcome, with those of its other messages of the same batch."""
         with self._lock:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="live-ingest", daemon=True)
                 self._thread.start()
-            self._jobs.put((request, future, loop))
-        return future
+            self._jobs.put((request, socket, asyncio.get_running_loop()))
 
     def stop(self) -> None:
         """Finish the messages queued, close the database connection, end the
@@ -87,17 +95,14 @@ class IngestWorker:
                 continue
             jobs: list[_Job] = []
             while job is not None:
-                _, future, _ = job
-                if not future.cancelled():  # a socket gone before its message was taken: dropped
-                    jobs.append(job)
+                jobs.append(job)
                 if len(jobs) == MAX_BATCH:
                     break
                 try:
                     job = self._jobs.get_nowait()
                 except queue.Empty:
                     break
-            if jobs:
-                self._store(jobs)
+            self._store(jobs)
             if job is None:
                 connection.close()
                 return
@@ -124,8 +129,8 @@ class IngestWorker:
             connection.close()  # a broken connection is replaced with the next batch
             outcomes = [exc] * len(jobs)
         by_loop: dict[asyncio.AbstractEventLoop, list[_Answer]] = {}
-        for (request, future, loop), outcome in zip(jobs, outcomes, strict=True):
-            by_loop.setdefault(loop, []).append((request, future, outcome))
+        for (request, socket, loop), outcome in zip(jobs, outcomes, strict=True):
+            by_loop.setdefault(loop, []).append((request, socket, outcome))
         for loop, answers in by_loop.items():
             try:
                 asyncio.run_coroutine_threadsafe(_forward_and_answer(answers), loop)
@@ -138,32 +143,26 @@ ingest_worker = IngestWorker()
 
 async def _forward_and_answer(answers: list[_Answer]) -> None:
     """Forward a batch's stored messages to their viewers, then answer each
-    socket (an exception: the batch failed). A forward that fails (Redis
-    unreachable) fails the sockets whose messages it carried: stored but not
-    acknowledged, the producer resends them and gets them acknowledged (a
-    duplicate is stored no second time)."""
-    forwarded = [answer for answer in answers if isinstance(answer[2], IngestResult) and answer[2].viewer_texts]
+    socket its messages' outcomes. A forward that fails (Redis unreachable)
+    fails the messages it carried: stored but not acknowledged, the producer
+    resends them and gets them acknowledged (a duplicate is stored no second
+    time)."""
+    forwarded = [index for index, (_, _, outcome) in enumerate(answers) if _has_viewer_texts(outcome)]
     try:
         if forwarded:
-            await forward_to_viewers([(request.session_id, outcome.viewer_texts) for request, _, outcome in forwarded])
+            await forward_to_viewers([(answers[i][0].session_id, answers[i][2].viewer_texts) for i in forwarded])
     except Exception as exc:  # noqa: BLE001 - whatever it was, those sockets hear it
-        for _, future, _ in forwarded:
-            if not future.done():
-                future.set_exception(exc)
-    for _, future, outcome in answers:
-        if future.done():  # failed by the forward above, or cancelled (the socket is gone)
-            continue
-        if isinstance(outcome, Exception) and not isinstance(outcome, FieldError):
-            future.set_exception(outcome)
-        else:
-            future.set_result(outcome)
+        for index in forwarded:
+            answers[index] = (*answers[index][:2], exc)
+    by_socket: dict[ProducerSocketAnswers, list[tuple[IngestRequest, Outcome]]] = {}
+    for request, socket, outcome in answers:
+        by_socket.setdefault(socket, []).append((request, outcome))
+    for socket, outcomes in by_socket.items():
+        try:
+            await socket.answered(outcomes)
+        except Exception:  # one socket's failure is not its batch neighbours'
+            log.exception("answering a producer socket failed")
 
 
-async def socket_ingest(request: IngestRequest) -> IngestResult:
-    """Store a producer socket's message (with those of the process's other
-    sockets) and forward it to the session's viewers; raises the
-    `FieldError` that refused it."""
-    outcome = await ingest_worker.submit(request)
-    if isinstance(outcome, FieldError):
-        raise outcome
-    return outcome
+def _has_viewer_texts(outcome: Outcome) -> bool:
+    return isinstance(outcome, IngestResult) and bool(outcome.viewer_texts)

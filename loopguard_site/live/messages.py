@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import asdict
+from itertools import groupby
 from typing import TypedDict
 
 from asgiref.sync import async_to_sync
@@ -55,6 +56,9 @@ def viewer_text(message: ViewerMessage) -> str:
     return json.dumps(message)
 
 
+EVENTS_OPEN, EVENTS_END = '{"events": [', "]}"  # an `events_text`'s frame around its events
+
+
 def events_text(first_seq: int, events: list[dict], event_jsons: list[str]) -> str:
     """`viewer_text({"events": [{**event, "seq": n}, ...]})` for events
     numbered from `first_seq`, from each event's JSON text as stored (built
@@ -65,14 +69,37 @@ def events_text(first_seq: int, events: list[dict], event_jsons: list[str]) -> s
             parts.append(event_json({**event, "seq": seq}))
         else:
             parts.append(f'{text[:-1]}, "seq": {seq}}}')  # an event is a non-empty object: '{..."type"...}'
-    return '{"events": [' + ", ".join(parts) + "]}"
+    return EVENTS_OPEN + ", ".join(parts) + EVENTS_END
+
+
+def texts_merged(texts: Sequence[str]) -> list[str]:
+    """The viewer texts, in order, with each run of `events_text`s merged
+    into one (their events in order): a viewer frame carries every event of
+    a session that one batch stored between two detections or states."""
+    merged: list[str] = []
+    for is_events, run in groupby(texts, key=lambda text: text.startswith(EVENTS_OPEN)):
+        if is_events:
+            merged.append(
+                EVENTS_OPEN + ", ".join(text[len(EVENTS_OPEN) : -len(EVENTS_END)] for text in run) + EVENTS_END
+            )
+        else:
+            merged.extend(run)
+    return merged
 
 
 async def forward_to_viewers(forwards: Sequence[tuple[int, list[str]]]) -> None:
     """Forward each (session id, `viewer_text`s), in order, to every socket
-    watching the session: one channel-layer message a session, all sent at
-    once (`group_send_many`: one Redis round trip)."""
-    sends = [(viewer_group(session_id), {"type": "live.forward", "texts": texts}) for session_id, texts in forwards]
+    watching the session: one channel-layer message a session, whatever the
+    number of its messages in `forwards`, with its events merged
+    (`texts_merged`), all sent at once (`group_send_many`: one Redis round
+    trip)."""
+    by_session: dict[int, list[str]] = {}
+    for session_id, texts in forwards:
+        by_session.setdefault(session_id, []).extend(texts)
+    sends = [
+        (viewer_group(session_id), {"type": "live.forward", "texts": texts_merged(texts)})
+        for session_id, texts in by_session.items()
+    ]
     await get_channel_layer().group_send_many(sends)
 
 

@@ -134,3 +134,9 @@ def producer_socket(query_string: bytes, since: float) -> ProducerSocket:
         connection=int(connection) if connection.isdigit() and len(connection) < 10 else None,
         since=since,
     )
+
+
+def acks_upto(query_string: bytes) -> bool:
+    """Whether a producer socket asked for protocol 2 (`?protocol=2`): one
+    ack for its messages stored together (`answers.producer_answer`)."""
+    return parse_qs(query_string.decode("latin-1")).get("protocol", [""])[0] == "2"

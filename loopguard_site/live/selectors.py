@@ -30,10 +30,6 @@ def session_to_ingest(user: AbstractBaseUser, session_id: int) -> Session:
     return session
 
 
-def live_session_get(session_id: int) -> Session | None:
-    return Session.objects.filter(pk=session_id).first()
-
-
 def acked_seq(session_id: int) -> int:
     return LiveStream.objects.filter(session_id=session_id).values_list("acked_seq", flat=True).first() or 0
 

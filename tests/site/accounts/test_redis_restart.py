@@ -94,8 +94,11 @@ def test_a_redis_restart_mid_stream_is_resumed_with_nothing_lost(lab, own_redis,
 
     # Message 11 is stored (PostgreSQL never went away); forwarding it to the
     # viewers meets the broken Redis connection and the socket is lost before
-    # its ack: the producer resumes at 11, stored once.
-    assert live.resumes == [0, 11]
+    # its ack: the producer resumes at 11, or later when the lab had read and
+    # stored more of the messages in flight meanwhile (it reads a socket's
+    # next message without waiting for the last to be stored); each stored once.
+    assert live.resumes[0] == 0 and 11 <= live.resumes[1] <= len(messages)
+    assert len(live.resumes) == 2
     assert live.acked == len(messages) and live.detections == []
     stored = list(Event.objects.filter(session_id=live.session_id).order_by("seq").values_list("data", flat=True))
     assert stored == events  # nothing lost, nothing doubled

@@ -1,6 +1,6 @@
 """`FieldError`, the one error for what a caller sent wrong, and its three
 renderings: pages (`page_error`, `form_error_add`), the JSON API (`api_view`)
-and the producer socket (`live.consumers.error_message`)."""
+and the producer socket (`live.answers.error_message`)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from django.test import RequestFactory
 
 from loopguard_site.api import api_view
 from loopguard_site.errors import FieldError, form_error_add, page_error
-from loopguard_site.live.consumers import error_message
+from loopguard_site.live.answers import error_message
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,108 @@
+"""`producer_answer`: the frames a producer socket sends for its messages
+that one batch stored, in both versions of the acknowledgements: which seqs
+each ack covers for messages stored together and apart, detections before
+the ack that covers them, a refusal after the ack of the messages before it.
+And `acks_upto`, which version a socket asked for."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from loopguard_site.errors import FieldError
+from loopguard_site.live.answers import CLOSE_FAILED, CLOSE_NORMAL, Answer, producer_answer
+from loopguard_site.live.protocol import acks_upto
+from loopguard_site.live.services import IngestRequest, IngestResult
+
+HELLO = {"type": "content", "text": "Hello"}
+STOP = {"id": 9, "detector": "text_loop", "action": "stop", "event_seq": 5}
+GAP = FieldError("seq 7 leaves a gap: the next message is 6", field="seq")
+
+
+def request(seq: int, close: bool = False) -> IngestRequest:
+    return IngestRequest(session_id=1, seq=seq, events=[HELLO], close=close)
+
+
+def stored(seq: int, *detections: dict, state: str = "live") -> IngestResult:
+    return IngestResult(ack=seq, state=state, detections=list(detections))
+
+
+def frames(answer: Answer) -> tuple[list[dict], int | None]:
+    return [json.loads(text) for text in answer.texts], answer.close_code
+
+
+@pytest.mark.parametrize(
+    ("batches", "upto", "expected"),
+    [
+        # stored together: version 2 acknowledges the three with one ack naming the highest
+        ([[1, 2, 3]], True, [[{"ack": 3}]]),
+        ([[1, 2, 3]], False, [[{"ack": 1}, {"ack": 2}, {"ack": 3}]]),
+        # stored apart: one ack a batch, each naming its batch's highest
+        ([[1], [2, 3], [4]], True, [[{"ack": 1}], [{"ack": 3}], [{"ack": 4}]]),
+        ([[1], [2, 3], [4]], False, [[{"ack": 1}], [{"ack": 2}, {"ack": 3}], [{"ack": 4}]]),
+    ],
+)
+def test_an_ack_covers_the_messages_stored_together(batches, upto, expected):
+    answers = [producer_answer([(request(seq), stored(seq)) for seq in batch], acks_upto=upto) for batch in batches]
+
+    assert [frames(answer) for answer in answers] == [(texts, None) for texts in expected]
+
+
+def test_a_duplicate_stored_again_does_not_lower_the_ack():
+    outcomes = [(request(4), stored(4)), (request(2), IngestResult(ack=2, state="live", duplicate=True))]
+
+    assert frames(producer_answer(outcomes, acks_upto=True)) == ([{"ack": 4}], None)
+
+
+@pytest.mark.parametrize(
+    ("upto", "expected"),
+    [
+        (True, [{"detection": STOP}, {"ack": 2}]),
+        (False, [{"ack": 1}, {"detection": STOP}, {"ack": 2}]),
+    ],
+)
+def test_detections_come_before_the_ack_that_covers_their_message(upto, expected):
+    outcomes = [(request(1), stored(1)), (request(2), stored(2, STOP, state="stopped"))]
+
+    assert frames(producer_answer(outcomes, acks_upto=upto)) == (expected, None)
+
+
+def test_a_refusal_comes_after_the_ack_of_the_messages_before_it():
+    outcomes = [(request(5), stored(5)), (request(6), stored(6)), (request(7), GAP), (request(8), GAP)]
+
+    texts, code = frames(producer_answer(outcomes, acks_upto=True))
+
+    assert texts == [
+        {"ack": 6},
+        {"error": str(GAP), "field": "seq", "seq": 7},
+        {"error": str(GAP), "field": "seq", "seq": 8},
+    ]
+    assert code is None
+
+
+def test_a_message_the_server_failed_ends_the_socket_after_acknowledging_those_before_it():
+    outcomes = [(request(1), stored(1)), (request(2), ConnectionError("redis gone")), (request(3), stored(3))]
+
+    assert frames(producer_answer(outcomes, acks_upto=True)) == ([{"ack": 1}], CLOSE_FAILED)
+
+
+def test_a_close_riding_on_a_message_ends_the_answer_with_the_state():
+    outcomes = [(request(1), stored(1)), (request(2, close=True), stored(2, state="closed"))]
+
+    assert frames(producer_answer(outcomes, acks_upto=True)) == ([{"ack": 2}, {"state": "closed"}], CLOSE_NORMAL)
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        (b"protocol=2", True),
+        (b"producer=ab&connection=3&protocol=2", True),
+        (b"producer=ab&connection=3", False),  # a client of the first protocol
+        (b"protocol=1", False),
+        (b"protocol=two", False),
+        (b"", False),
+    ],
+)
+def test_a_socket_asks_for_protocol_2_in_its_query_string(query, expected):
+    assert acks_upto(query) is expected

@@ -1,0 +1,66 @@
+"""The live consumers' dispatch loop (`_dispatch_in_turn`, in place of
+channels' `await_many_dispatch`): every message of either source,
+dispatched one at a time in the order it arrived; a failing source or
+handler ends it with that error."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from channels.exceptions import StopConsumer
+
+from loopguard_site.live.consumers import _dispatch_in_turn
+
+
+def test_it_dispatches_every_message_one_at_a_time_in_arrival_order():
+    async def scenario() -> tuple[list, int]:
+        socket, layer = asyncio.Queue(), asyncio.Queue()
+        dispatched, busy, most_busy = [], 0, 0
+
+        async def dispatch(message: str) -> None:
+            nonlocal busy, most_busy
+            busy += 1
+            most_busy = max(most_busy, busy)
+            await asyncio.sleep(0)  # a handler that yields: the next message waits for it
+            dispatched.append(message)
+            if message == "socket 3":
+                layer.put_nowait("layer 2")  # arrives while the socket's message 4 already waits
+            busy -= 1
+            if message == "layer 2":
+                raise StopConsumer
+
+        for message in ("socket 1", "socket 2"):
+            socket.put_nowait(message)
+        layer.put_nowait("layer 1")
+        socket.put_nowait("socket 3")
+        socket.put_nowait("socket 4")
+        with pytest.raises(StopConsumer):
+            await _dispatch_in_turn([socket.get, layer.get], dispatch)
+        return dispatched, most_busy
+
+    dispatched, most_busy = asyncio.run(scenario())
+
+    # what each source had waiting is read at once; "layer 2" came last
+    assert dispatched == ["socket 1", "socket 2", "socket 3", "socket 4", "layer 1", "layer 2"]
+    assert most_busy == 1
+
+
+def test_a_source_that_fails_ends_it_with_its_error_after_what_came_before():
+    async def scenario() -> list:
+        socket = asyncio.Queue()
+        socket.put_nowait("socket 1")
+        dispatched = []
+
+        async def broken_layer() -> dict:
+            await asyncio.sleep(0)
+            raise ConnectionError("redis gone")
+
+        async def dispatch(message: str) -> None:
+            dispatched.append(message)
+
+        with pytest.raises(ConnectionError, match="redis gone"):
+            await _dispatch_in_turn([socket.get, broken_layer], dispatch)
+        return dispatched
+
+    assert asyncio.run(scenario()) == ["socket 1"]
