@@ -8,6 +8,7 @@ import pytest
 from asgiref.sync import async_to_sync
 
 from detector.live_client import LiveSession
+from loopguard_site.live import ingest_worker
 from loopguard_site.replay.models import Detection
 from loopguard_site.transcripts.models import Event, Session
 from loopguard_site.transcripts.services import session_create_from_events
@@ -318,3 +319,35 @@ def test_a_stream_stored_by_two_processes_in_turn_fires_as_one_monitor(
     assert (first, other.resumes, other.acked) == ([{"resume": 0}, {"ack": 1}], [1], 2)
     assert last == [{"resume": 2}, {"detection": expected}, {"ack": 3}]
     assert stored(live_session) == list(enumerate(loop_events, 1))
+
+
+def test_a_message_the_server_fails_ends_the_socket_and_a_close_behind_it_closes_nothing(
+    live_services, live_session, producer, monkeypatch
+):
+    store = ingest_worker.live_ingest_batch
+
+    def fail_seq_2(requests):
+        if any(request.seq == 2 for request in requests):
+            raise RuntimeError("the database went away")
+        return store(requests)
+
+    monkeypatch.setattr(ingest_worker, "live_ingest_batch", fail_seq_2)
+
+    async def scenario() -> list:
+        socket = ingest_socket(live_session, producer)
+        await connected(socket)
+        await socket.send_json_to({"seq": 1, "event": HELLO})
+        answers = [await socket.receive_json_from(timeout=TIMEOUT)]
+        # The close waits for message 2's answer: a failure, after which the
+        # producer resends message 2 on a new socket, so the close must not act.
+        await socket.send_json_to({"seq": 2, "event": HELLO})
+        await socket.send_json_to({"close": True})
+        answers.append(await socket.receive_output(timeout=TIMEOUT))
+        assert await socket.receive_nothing(timeout=0.3)
+        await socket.disconnect()
+        return answers
+
+    assert async_to_sync(scenario)() == [{"ack": 1}, {"type": "websocket.close", "code": 4500}]
+    live_session.refresh_from_db()
+    assert (live_session.state, live_session.event_count) == ("live", 1)
+    assert list(Event.objects.filter(session=live_session).values_list("seq", flat=True)) == [1]
