@@ -495,7 +495,7 @@ def letter_free_count(rng: random.Random) -> Case:
             rows.append(f"12:{minute:02d}:00  {value:.2f}  {rng.randint(990, 1030)}")
         body = "\n".join(rows)
     else:
-        body = "\n".join(f"{n}. {rng.randint(1, 500)}" for n in range(1, rng.randint(10, 31)))
+        body = "\n".join(f"{n}. {rng.randint(1, 500)}" for n in range(1, rng.randint(10, 150)))
     return Case("Here you go:\n\n" + body + "\n", None)
 
 

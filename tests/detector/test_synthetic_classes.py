@@ -190,3 +190,11 @@ def test_a_table_rule_row_said_again_is_no_grid_row():
     assert (found.type, found.start, found.unit, found.repeats) == ("block_cycle", len(TABLE), rule, 10)
     assert found.at == len(TABLE) + 10 * len(rule)
     assert scan(TABLE + rule * 9) == []
+
+
+def test_a_long_table_of_short_number_rows_stays_quiet():
+    # 200 rows of two dice: data, its numbers never counting. A multiple of
+    # its one-row cycle may hold a grid's 32 rows in less than one copy; it
+    # still needs two copies.
+    rng = random.Random(3)
+    assert scan("".join(f"{rng.randint(1, 6)} {rng.randint(1, 6)}\n" for _ in range(200))) == []
