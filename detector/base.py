@@ -63,6 +63,12 @@ class Detector:
     # `reads_text_whole`, the result must not depend on the chunking).
     # None: every chunk is handed on at once.
     wake_chars: ClassVar[frozenset[str] | None] = None
+    # Those of `wake_chars` that matter only when whitespace follows them
+    # (a comma or a full stop ends a block only then): a chunk whose only
+    # wake characters are such marks, none with whitespace after it in the
+    # chunk, is held too; one that ends with a mark makes the monitor hand
+    # on the next chunk (its first character may be the whitespace).
+    mark_chars: ClassVar[frozenset[str]] = frozenset()
     # True: the detector asks another service (the LLM judge): it is built
     # with `client=`, the callable the Monitor's owner hands in; detectors do
     # no I/O of their own.

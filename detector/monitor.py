@@ -9,7 +9,9 @@ detector could report. So the monitor holds a chunk back while none of the
 detectors that look inside chunks needs it, and then hands them all the
 held text and the chunk after it, joined into one event: once a chunk
 holds one of their wake characters (`Detector.wake_chars`: a sentence or
-block end) or fills the room one of them has (`Detector.quiet_room`: the
+block end; a mark such as "," only with whitespace after it,
+`Detector.mark_chars`, so a chunk ending in one is held and the next is
+handed on) or fills the room one of them has (`Detector.quiet_room`: the
 next character check, the longest block), before any other event and
 before a clock tick. Detectors that read a channel's text only as a whole
 (`Detector.reads_text_whole`: what a turn said, or that it said
@@ -24,6 +26,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import pickle
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -91,12 +94,28 @@ class Monitor:
         self._wakes = {
             kind: frozenset().union(*[d.wake_chars or () for d in self._chunk_readers[kind]]) for kind in TEXT_CHANNELS
         }
+        # Per channel, the wake characters that are marks for every chunk
+        # reader (`Detector.mark_chars`), the others, and a pattern finding a
+        # mark with whitespace after it (None: no marks).
+        self._marks = {
+            kind: self._wakes[kind]
+            - frozenset().union(*[(d.wake_chars or frozenset()) - d.mark_chars for d in self._chunk_readers[kind]])
+            for kind in TEXT_CHANNELS
+        }
+        self._hard_wakes = {kind: self._wakes[kind] - self._marks[kind] for kind in TEXT_CHANNELS}
+        self._marked = {
+            kind: re.compile(f"[{re.escape(''.join(sorted(marks)))}](?=\\s)") if marks else None
+            for kind, marks in self._marks.items()
+        }
         # A chunk reader without wake characters sees every chunk at once.
         self._every_chunk = {
             kind: any(d.wake_chars is None for d in self._chunk_readers[kind]) for kind in TEXT_CHANNELS
         }
         self._quiet_kind = ""  # the channel of the held text ("": none held)
         self._quiet_wake: frozenset[str] = frozenset()  # its chunk readers' wake characters
+        self._quiet_marks: frozenset[str] = frozenset()  # those of them that are marks
+        self._quiet_hard: frozenset[str] = frozenset()  # and the others
+        self._quiet_marked: re.Pattern | None = None  # a mark with whitespace after it
         self._quiet_room = 0  # a chunk shorter than this, without a wake character, is held
         self._quiet: list[str] = []  # text no chunk reader has seen yet
         self._run: list[str] = []  # text the whole-text readers have not seen yet
@@ -135,12 +154,16 @@ class Monitor:
         # The bulk of a stream, an untimed chunk no reader needs yet, is held.
         if kind == self._quiet_kind and "t" not in event:
             text = event.get("text")
-            if type(text) is str and len(text) < self._quiet_room and self._quiet_wake.isdisjoint(text):
-                self._quiet.append(text)
-                self._quiet_room -= len(text)
-                ctx.offsets[kind] += len(text)
-                ctx.events += 1
-                return []
+            if type(text) is str and len(text) < self._quiet_room:
+                quiet = self._quiet_wake.isdisjoint(text)
+                if quiet or self._only_marks(text):
+                    self._quiet.append(text)
+                    # After a mark the next chunk is handed on: it may start with whitespace.
+                    marked = not quiet and text[-1] in self._quiet_marks
+                    self._quiet_room = 0 if marked else self._quiet_room - len(text)
+                    ctx.offsets[kind] += len(text)
+                    ctx.events += 1
+                    return []
         if kind in TEXT_CHANNELS and "t" not in event and type(event.get("text")) is str:
             found = self._hand_text(event)
             ctx.offsets[kind] += len(event["text"])
@@ -178,6 +201,12 @@ class Monitor:
             self.stopped = True
         return found
 
+    def _only_marks(self, text: str) -> bool:
+        """Whether the wake characters in `text` are all marks, none with
+        whitespace after it: no chunk reader needs the chunk yet."""
+        marked = self._quiet_marked
+        return marked is not None and self._quiet_hard.isdisjoint(text) and marked.search(text) is None
+
     def _hand_text(self, event: dict) -> list[Detection]:
         """An untimed chunk a chunk reader must see (or the first of a
         channel): the text held before it and the chunk, as one event."""
@@ -186,6 +215,8 @@ class Monitor:
         if kind != self._quiet_kind:
             found = self._release_quiet()
             self._quiet_kind, self._quiet_wake = kind, self._wakes[kind]
+            self._quiet_marks, self._quiet_hard = self._marks[kind], self._hard_wakes[kind]
+            self._quiet_marked = self._marked[kind]
         if not self._quiet:
             return found + self._to_readers(kind, event)
         ctx = self.ctx

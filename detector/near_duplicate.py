@@ -71,8 +71,10 @@ def prose_tokens(text: str) -> frozenset[str]:
     >>> prose_tokens("| Disney+ | 2023-09-01 | $7.99 |")
     frozenset()
     """
+    if "|" in text:
+        return frozenset()
     words = WORD.findall(DIGITS.sub("0", text.lower()))
-    if "|" in text or sum(map(len, words)) < PROSE_SHARE * (len(text) - text.count(" ")):
+    if sum(map(len, words)) < PROSE_SHARE * (len(text) - text.count(" ")):
         return frozenset()
     if not CJK.search(text):
         return frozenset(words)
@@ -169,6 +171,9 @@ class NearDuplicate(Detector):
         state.pending = []
         state.pending_len = 0
         state.start = end
+        # A token is at least one character: a shorter segment holds too few.
+        if len(segment) < params.min_tokens:
+            return None
         words = prose_tokens(segment)
         size = len(words)
         if size < params.min_tokens:
@@ -183,18 +188,18 @@ class NearDuplicate(Detector):
         grown: dict[int, tuple[int, int, int, int]] = {}
         # Jaccard is at most the share of this segment's words found in the
         # other: when the recent segments together hold too few, none is similar.
-        compared = range(1, len(ring) + 1) if size - unseen >= threshold * size else ()
-        for d in compared:
-            before = ring[-d][2]
-            other = len(before)
-            # Jaccard is at most the ratio of the smaller set to the larger.
-            if min(size, other) < threshold * max(size, other):
-                continue
-            common = len(words & before)
-            similarity = common / (size + other - common)
-            if similarity >= threshold:
-                pairs, changed, settled, run_start = runs.get(d, (0, 0, 0, ring[-d][0]))
-                grown[d] = (pairs + 1, changed + (similarity < 1), 0 if fresh else settled + 1, run_start)
+        if size - unseen >= threshold * size:
+            least = threshold * size
+            for d, (before_start, _, before) in enumerate(reversed(ring), 1):
+                other = len(before)
+                # Jaccard is at most the ratio of the smaller set to the larger.
+                if (other < least) if other < size else (size < threshold * other):
+                    continue
+                common = len(words & before)
+                similarity = common / (size + other - common)
+                if similarity >= threshold:
+                    pairs, changed, settled, run_start = runs.get(d, (0, 0, 0, before_start))
+                    grown[d] = (pairs + 1, changed + (similarity < 1), 0 if fresh else settled + 1, run_start)
         ring.append((start, segment, words))
         state.runs = grown
         if state.active:

@@ -42,7 +42,7 @@ from .events import TEXT_CHANNELS
 from .params import action_param, param
 from .repeated_region import RepeatedRegion
 from .repeated_units import ShortUnitFinder
-from .text_blocks import BOUNDARY_CHARS, BlockCycleFinder
+from .text_blocks import ASCII_MARKS, BOUNDARY_CHARS, BlockCycleFinder
 
 
 @dataclass(frozen=True)
@@ -110,6 +110,7 @@ class TextLoopDetector(Detector):
     builtin = {"default": {}}
     consumes = frozenset({"reasoning", "content", "turn", "finish"})
     wake_chars = BOUNDARY_CHARS
+    mark_chars = ASCII_MARKS  # they end a block only when whitespace follows
 
     def __init__(self, params: TextLoopParams | None = None):
         super().__init__(params)

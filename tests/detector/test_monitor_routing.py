@@ -130,6 +130,23 @@ def test_a_text_detector_gets_a_chunk_only_at_a_mark_a_check_or_the_end() -> Non
     assert seen["health"] == [(54, text)]
 
 
+def test_a_chunk_whose_marks_have_no_whitespace_after_them_is_held() -> None:
+    # ",", ":" and ";" end a block only with whitespace after them (text_loop's
+    # `mark_chars`), and near_duplicate does not wake on them: "en,b" is held,
+    # so is "lue:", but the chunk after a mark is handed on with them, since
+    # it may start with that whitespace (" 1,0" does).
+    monitor = Monitor("default")
+    seen: dict[str, list[tuple[int, str]]] = {}
+    for detector in monitor.detectors:
+        if detector.name in ("text_loop", "near_duplicate"):
+            detector.feed = _recording(detector.feed, seen.setdefault(detector.name, []))
+    text = "Red, green,blue: 1,000 ways; we go"
+    for i in range(0, len(text), 4):
+        assert monitor.feed({"type": "content", "text": text[i : i + 4]}) == []
+    handed = [(0, "Red,"), (4, " gre"), (8, "en,blue: 1,0"), (20, "00 ways; we ")]
+    assert seen["text_loop"] == seen["near_duplicate"] == handed
+
+
 def _recording(feed, record: list[tuple[int, str]]):
     def recorded(event: dict, ctx) -> list:
         if event["type"] == "content":
