@@ -38,9 +38,9 @@ Letter-free text, decided by length and evidence:
   (a multiple of one), or a row cut into several blocks. So 1 to 100 ten to
   a line stays quiet and a count on past 32 lines is a loop;
 - list numbers with no item ("101. 102. 103.", a model counting instead of
-  listing) are masked and held to the same rows; a lone number ("1, 2, 3")
-  is a count and never a loop, nor are numbers without a word within one
-  line (a JSON array, a sudoku written on one line);
+  listing) are masked and held to the same rows; a lone number ("1, 2, 3",
+  an item "1. 42") is a count and never a loop, nor are numbers without a
+  word within one line (a JSON array, a sudoku written on one line);
 - a row with neither letter nor number holds no data (a table's rule row
   said again, an empty row, a divider): it fires on the evidence of any
   letter-free copy, `symbol_region_chars` visible characters (a rule row of
@@ -294,7 +294,7 @@ class BlockCycleFinder:
         # numbers with no item ("101. 102.", "107.") are masked: a layout of
         # numbers, held to a grid's rows like any letter-free row.
         key, numbers = DIGITS.subn("0", body)
-        if numbers == 1 and not number and not LETTER.search(body) and not LIST_NUMBER.fullmatch(body):
+        if numbers == 1 and not LETTER.search(body) and not LIST_NUMBER.fullmatch(body):
             key = body
         self._tracker.push(hash(key))
         self._ring.append((start, raw, raw.find(stripped[0]), body))
@@ -309,6 +309,7 @@ class BlockCycleFinder:
             self._active = 0
         last = ring[-1]
         judged: list[int] = []
+        rows_in_run: dict[int, int] = {}  # run length -> blocks holding a grid's rows (multiples share a run)
         for p in tracker.live_periods():
             length = tracker.run_length(p)
             if length < p * params.block_min_copies:
@@ -350,8 +351,11 @@ class BlockCycleFinder:
                 # (A block starts one line at most: fewer blocks hold too few rows.)
                 rows_in = length + 1
                 if length >= params.grid_min_rows:
-                    rows_in = _blocks_holding_rows(ring, params.grid_min_rows, length)
-                grid = max(rows_in, -(-region_chars * p // max(span, 1)))
+                    if length not in rows_in_run:
+                        rows_in_run[length] = _blocks_holding_rows(ring, params.grid_min_rows, length)
+                    rows_in = rows_in_run[length]
+                # (Two copies at least, as any cycle: a copy may hold 32 rows.)
+                grid = max(rows_in, p * params.block_min_copies, -(-region_chars * p // max(span, 1)))
                 needed = min(needed, grid) if DIGITS.search(copy_text) is None else grid
             if length < needed:
                 continue
