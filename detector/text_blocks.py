@@ -36,7 +36,9 @@ Letter-free text, decided by length and evidence:
 - rows of numbers (a grid, a table of readings, a count ten to a line) are
   held to `grid_min_rows` lines in all, whatever the copy: one row, two rows
   (a multiple of one), or a row cut into several blocks. So 1 to 100 ten to
-  a line stays quiet and a count on past 32 lines is a loop;
+  a line stays quiet and a count on past 32 lines is a loop; a block of
+  several rows said again word for word (a matrix printed four times) is
+  judged as any copy;
 - list numbers with no item ("101. 102. 103.", a model counting instead of
   listing) are masked and held to the same rows; a lone number ("1, 2, 3",
   an item "1. 42") is a count and never a loop, nor are numbers without a
@@ -342,10 +344,12 @@ class BlockCycleFinder:
             # twice is a slip, so part of a third must follow.
             chars = max(region_chars, evidence_chars(span, params, region_chars, one_line))
             needed = _blocks_covering(ring, chars, max(span, 1), p, length, visible)
-            if rows and span < params.two_copy_chars:
+            if span < params.two_copy_chars and (rows == 1 or any(rows == p // q for q in multiple)):
                 # Letter-free lines: a grid's or table's rows (an all-zero
-                # board, a count ten to a line), in copies of one row or more,
-                # `grid_min_rows` rows in all. A row with no number holds no
+                # board, a count ten to a line), in copies of one row or of a
+                # multiple of a one-row cycle, `grid_min_rows` rows in all (a
+                # block of several rows said again, a matrix printed twice, is
+                # judged as any copy). A row with no number holds no
                 # data (a table's rule, an empty row, a divider): the evidence
                 # of any letter-free copy suffices, if it comes first.
                 # (A block starts one line at most: fewer blocks hold too few rows.)

@@ -198,3 +198,13 @@ def test_a_long_table_of_short_number_rows_stays_quiet():
     # still needs two copies.
     rng = random.Random(3)
     assert scan("".join(f"{rng.randint(1, 6)} {rng.randint(1, 6)}\n" for _ in range(200))) == []
+
+
+def test_a_block_of_letter_free_rows_said_again_is_judged_as_any_copy():
+    # The grid's 32 rows are for rows of a one-row cycle; a 3-row matrix
+    # printed again word for word is a letter-free copy like any other: 120
+    # visible characters, four copies of 25 and 20 of the fifth.
+    matrix = "[[1, 2, 3],\n [4, 5, 6],\n [7, 8, 9]]\n"
+    (found,) = scan("The result is:\n" + matrix * 6)
+    assert (found.type, found.start, found.unit, found.repeats) == ("block_cycle", 15, matrix, 4)
+    assert found.at == 15 + 4 * len(matrix) + len("[[1, 2, 3],\n [4, 5, 6],\n [7,") + 1
