@@ -208,3 +208,11 @@ def test_a_block_of_letter_free_rows_said_again_is_judged_as_any_copy():
     (found,) = scan("The result is:\n" + matrix * 6)
     assert (found.type, found.start, found.unit, found.repeats) == ("block_cycle", 15, matrix, 4)
     assert found.at == 15 + 4 * len(matrix) + len("[[1, 2, 3],\n [4, 5, 6],\n [7,") + 1
+
+
+def test_the_last_row_of_a_stream_is_a_row_without_its_line_break():
+    # 15 rows of a letter-free table counting hours: quiet, whether or not
+    # the stream ends with a line break (the last row ends the stream, not a line).
+    rows = "".join(f"| {h:02d}:01 - {h + 1:02d}:00 | {h:02d}:01 - {h + 1:02d}:00 |\n" for h in range(12, 27))
+    assert scan(rows) == []
+    assert scan(rows[:-1]) == []
