@@ -265,11 +265,11 @@ class BlockCycleFinder:
 
     def flush(self, end: int) -> tuple[RepeatedRegion, ...]:
         """The stream ended (`finish`): the pending block is complete."""
-        region = self._end_block(end, confirmed_at=end, last=True) if self._pending_len else None
+        region = self._end_block(end, confirmed_at=end, final=True) if self._pending_len else None
         self._last_char = ""
         return () if region is None else (region,)
 
-    def _end_block(self, end: int, confirmed_at: int, last: bool = False) -> RepeatedRegion | None:
+    def _end_block(self, end: int, confirmed_at: int, final: bool = False) -> RepeatedRegion | None:
         raw = "".join(self._pending)
         stripped = raw.strip()
         if not stripped:
@@ -300,10 +300,10 @@ class BlockCycleFinder:
             key = body
         self._tracker.push(hash(key))
         self._ring.append((start, raw, raw.find(stripped[0]), body))
-        return self._evaluate(confirmed_at, last)
+        return self._evaluate(confirmed_at, final)
 
-    def _evaluate(self, at: int, last: bool = False) -> RepeatedRegion | None:
-        """The judgement at a block's end (`last`: the stream's last block,
+    def _evaluate(self, at: int, final: bool = False) -> RepeatedRegion | None:
+        """The judgement at a block's end (`final`: the stream's last block,
         which ends its line without a line break)."""
         tracker, ring, params = self._tracker, self._ring, self.params
         if self._active:
@@ -333,7 +333,7 @@ class BlockCycleFinder:
                 # an ASCII-art box ("|        |") takes many rows to add up.
                 span, region_chars = len(copy_text) - len(WHITESPACE.findall(copy_text)), params.symbol_region_chars
                 # A divider is one line however many blank lines surround it.
-                rows = lines_around(copy_text + "\n" if last and copy_text[-1] != "\n" else copy_text)
+                rows = lines_around(copy_text + "\n" if final and copy_text[-1] != "\n" else copy_text)
                 one_line = rows == 1
             else:
                 region_chars = params.block_region_chars
