@@ -67,7 +67,9 @@ class Detector:
     # (a comma or a full stop ends a block only then): a chunk whose only
     # wake characters are such marks, none with whitespace after it in the
     # chunk, is held too; one that ends with a mark makes the monitor hand
-    # on the next chunk (its first character may be the whitespace).
+    # on the next chunk (its first character may be the whitespace). After
+    # text handed on that ends with a mark, `quiet_room` must be 0 for the
+    # same reason.
     mark_chars: ClassVar[frozenset[str]] = frozenset()
     # True: the detector asks another service (the LLM judge): it is built
     # with `client=`, the callable the Monitor's owner hands in; detectors do
