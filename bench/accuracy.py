@@ -10,6 +10,10 @@ for text rows, tool calls for tool_calls rows), as `loopguard eval` defines them
     .venv/bin/python bench/accuracy.py            # every row (several minutes on a loaded 2-core machine)
     .venv/bin/python bench/accuracy.py --quick    # real_small.jsonl and every 10th row of the other files
 
+`--by-type`: the default profile's loop rows by the detection type that
+first catches each ("early" for a hit before `loop_start`, "missed"): rows,
+median and mean delay; and the ids of the false alarms.
+
 Then issue 19's synthetic classes (tests/detector/synthetic.py; `--synthetic N`
 cases each, 0 for none): per loop class the cases caught from their start,
 those with an alarm before it, and the delays; per quiet class the false alarms.
@@ -28,7 +32,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.corpus import add_corpus_argument, corpus_files, corpus_name  # noqa: E402
 from detector import Monitor  # noqa: E402
 from detector.config import Profile, builtin_config  # noqa: E402
-from detector.evaluation import CorpusRow, Score, percentile, read_corpus, score_rows  # noqa: E402
+from detector.evaluation import (  # noqa: E402
+    CorpusRow,
+    Score,
+    loop_start_position,
+    percentile,
+    read_corpus,
+    run_row,
+    score_rows,
+)
 
 PROFILES = ("default", "seed000", "gemini")
 # Detectors that read text channels; the rest of `default` are the tool detectors.
@@ -69,6 +81,38 @@ def table_row(profile: str, rows: str, score: Score) -> str:
     )
 
 
+def first_type(result) -> str:
+    """The type of the detection that first catches a loop row."""
+    if result.hit_at is None:
+        return "missed"
+    if result.early_hit:
+        return "early"
+    start = loop_start_position(result.row)
+    return min((d for d in result.detections if d.at >= start), key=lambda d: d.at).type
+
+
+def by_type_table(rows: list[CorpusRow]) -> None:
+    """The default profile's loop rows by the type that first catches them."""
+    profile = builtin_config().select("default")
+    groups: dict[str, list[int | None]] = {}
+    alarms = []
+    for row in rows:
+        result = run_row(row, profile)
+        if row.label == "normal":
+            alarms += [row.id] if result.detections else []
+            continue
+        delay = result.delay if row.channel != "tool_calls" else None
+        groups.setdefault(first_type(result), []).append(delay)
+    print("\ndefault profile, loop rows by the type that first catches them (delay in characters)")
+    print("| first type | rows | median delay | mean delay |")
+    print("|---|---|---|---|")
+    for kind in sorted(groups, key=lambda k: (k == "missed", -len(groups[k]), k)):
+        delays = [d for d in groups[kind] if d is not None]
+        mean = f"{statistics.fmean(delays):,.0f}" if delays else "-"
+        print(f"| {kind} | {len(groups[kind])} | {_fmt(percentile(delays, 0.5), ',.0f')} | {mean} |")
+    print("false alarms: " + (", ".join(alarms) or "none"))
+
+
 def synthetic_table(count: int) -> None:
     """Issue 19's classes (tests/detector/synthetic.py), `count` cases each, default profile."""
     from tests.detector.synthetic import LOOP_CLASSES, QUIET_CLASSES, cases
@@ -105,6 +149,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help=f"{QUICK_FULL_FILE} and every {QUICK_STRIDE}th other row")
     add_corpus_argument(parser)
     parser.add_argument("--synthetic", type=int, default=40, help="cases per synthetic class (0: none; default 40)")
+    parser.add_argument(
+        "--by-type", action="store_true", help="default's loop rows by the type that first catches them"
+    )
     args = parser.parse_args(argv)
     rows, names = corpus_rows(args.quick, args.corpus)
     tool_rows = [row for row in rows if row.channel == "tool_calls"]
@@ -124,6 +171,8 @@ def main(argv: list[str] | None = None) -> int:
         groups += list(score.channels.items())
         for group, part in groups:
             print(f"{table_row(name, group, part)} {seconds:.0f} |", flush=True)
+    if args.by_type:
+        by_type_table(rows)
     if args.synthetic:
         synthetic_table(args.synthetic)
     print(

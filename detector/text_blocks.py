@@ -31,6 +31,25 @@ third, "Wait," only after 27; a copy that is one whole line goes on up to
 then), and a letter-free line (a grid's row: an all-zero board) needs
 `grid_min_rows`.
 
+Letter-free text, decided by length and evidence:
+
+- rows of numbers (a grid, a table of readings, a count ten to a line) are
+  held to `grid_min_rows` lines in all, whatever the copy: one row, two rows
+  (a multiple of one), or a row cut into several blocks. So 1 to 100 ten to
+  a line stays quiet and a count on past 32 lines is a loop; a block of
+  several rows said again word for word (a matrix printed four times) is
+  judged as any copy;
+- list numbers with no item ("101. 102. 103.", a model counting instead of
+  listing) are masked and held to the same rows; a lone number ("1, 2, 3",
+  an item "1. 42") is a count and never a loop, nor are numbers without a
+  word within one line (a JSON array, a sudoku written on one line);
+- a row with neither letter nor number holds no data (a table's rule row
+  said again, an empty row, a divider): it fires on the evidence of any
+  letter-free copy, `symbol_region_chars` visible characters (a rule row of
+  13 visible characters at its 10th copy, an empty three-cell row at its
+  30th), or at `grid_min_rows` rows if that comes first; an ASCII box's
+  sides (two visible characters a row) still take 32 rows.
+
 Numbers are masked in keys (a lone number, "1, 2, 3, …", is a count and
 kept). Copies that differ only in their numbers are weaker evidence than
 exact ones; the ambiguous classes are decided by length and evidence:
@@ -246,11 +265,11 @@ class BlockCycleFinder:
 
     def flush(self, end: int) -> tuple[RepeatedRegion, ...]:
         """The stream ended (`finish`): the pending block is complete."""
-        region = self._end_block(end, confirmed_at=end) if self._pending_len else None
+        region = self._end_block(end, confirmed_at=end, final=True) if self._pending_len else None
         self._last_char = ""
         return () if region is None else (region,)
 
-    def _end_block(self, end: int, confirmed_at: int) -> RepeatedRegion | None:
+    def _end_block(self, end: int, confirmed_at: int, final: bool = False) -> RepeatedRegion | None:
         raw = "".join(self._pending)
         stripped = raw.strip()
         if not stripped:
@@ -273,15 +292,19 @@ class BlockCycleFinder:
         number = LEADING_LIST_NUMBER.match(stripped)
         body = stripped[number.end() :] if number else stripped
         # Numbers are masked ("Episode 5", "第5集", "M16:", "a. 176", a grid's
-        # row "3 | 7 | 1") except a lone number: "1, 2, 3, …" is a count.
+        # row "3 | 7 | 1") except a lone number: "1, 2, 3, …" is a count. List
+        # numbers with no item ("101. 102.", "107.") are masked: a layout of
+        # numbers, held to a grid's rows like any letter-free row.
         key, numbers = DIGITS.subn("0", body)
-        if numbers == 1 and not LETTER.search(body):
+        if numbers == 1 and not LETTER.search(body) and not LIST_NUMBER.fullmatch(body):
             key = body
         self._tracker.push(hash(key))
         self._ring.append((start, raw, raw.find(stripped[0]), body))
-        return self._evaluate(confirmed_at)
+        return self._evaluate(confirmed_at, final)
 
-    def _evaluate(self, at: int) -> RepeatedRegion | None:
+    def _evaluate(self, at: int, final: bool = False) -> RepeatedRegion | None:
+        """The judgement at a block's end (`final`: the stream's last block,
+        which ends its line without a line break)."""
         tracker, ring, params = self._tracker, self._ring, self.params
         if self._active:
             if tracker.run_length(self._active):
@@ -290,6 +313,7 @@ class BlockCycleFinder:
             self._active = 0
         last = ring[-1]
         judged: list[int] = []
+        rows_in_run: dict[int, int] = {}  # run length -> blocks holding a grid's rows (multiples share a run)
         for p in tracker.live_periods():
             length = tracker.run_length(p)
             if length < p * params.block_min_copies:
@@ -303,12 +327,14 @@ class BlockCycleFinder:
             span = _end(last) - ring[-p][START]  # characters in one copy
             copy_text = "".join([ring[-j][RAW] for j in range(p, 0, -1)])
             visible = not LETTER.search(copy_text)
+            rows = 0
             if visible:
                 # No word: count only visible characters, so the blank inside of
                 # an ASCII-art box ("|        |") takes many rows to add up.
                 span, region_chars = len(copy_text) - len(WHITESPACE.findall(copy_text)), params.symbol_region_chars
                 # A divider is one line however many blank lines surround it.
-                one_line = lines_around(copy_text) == 1
+                rows = lines_around(copy_text + "\n" if final and copy_text[-1] != "\n" else copy_text)
+                one_line = rows == 1
             else:
                 region_chars = params.block_region_chars
                 one_line = copy_text.count("\n") == 1
@@ -316,14 +342,27 @@ class BlockCycleFinder:
             # of several sentences or lines, or a line of a paragraph's length
             # (`two_copy_chars`), said twice is not.
             one_line = one_line and span < params.two_copy_chars
-            if one_line and visible:
-                # A letter-free line: a grid's or table's row (an all-zero board).
-                needed = max(p * params.grid_min_rows, -(-region_chars * p // max(span, 1)))
-            else:
-                # Copies times their length: a copy under `two_copy_chars` said
-                # twice is a slip, so part of a third must follow.
-                chars = max(region_chars, evidence_chars(span, params, region_chars, one_line))
-                needed = _blocks_covering(ring, chars, max(span, 1), p, length, visible)
+            # Copies times their length: a copy under `two_copy_chars` said
+            # twice is a slip, so part of a third must follow.
+            chars = max(region_chars, evidence_chars(span, params, region_chars, one_line))
+            needed = _blocks_covering(ring, chars, max(span, 1), p, length, visible)
+            if span < params.two_copy_chars and (rows == 1 or any(rows == p // q for q in multiple)):
+                # Letter-free lines: a grid's or table's rows (an all-zero
+                # board, a count ten to a line), in copies of one row or of a
+                # multiple of a one-row cycle, `grid_min_rows` rows in all (a
+                # block of several rows said again, a matrix printed twice, is
+                # judged as any copy). A row with no number holds no
+                # data (a table's rule, an empty row, a divider): the evidence
+                # of any letter-free copy suffices, if it comes first.
+                # (A block starts one line at most: fewer blocks hold too few rows.)
+                rows_in = length + 1
+                if length >= params.grid_min_rows:
+                    if length not in rows_in_run:
+                        rows_in_run[length] = _blocks_holding_rows(ring, params.grid_min_rows, length)
+                    rows_in = rows_in_run[length]
+                # (Two copies at least, as any cycle: a copy may hold 32 rows.)
+                grid = max(rows_in, p * params.block_min_copies, -(-region_chars * p // max(span, 1)))
+                needed = min(needed, grid) if DIGITS.search(copy_text) is None else grid
             if length < needed:
                 continue
             blocks = list(ring)
@@ -333,6 +372,10 @@ class BlockCycleFinder:
                 exact += 1
             if all(run[-j][BODY] == run[-j + p][BODY] for j in range(p + 1, needed + 1)):
                 return self._region(run[-exact:], p, at, "block_cycle")
+            if visible and not rows:
+                # Numbers without a word within a line are a count ("101. 102.
+                # 103.", as "1, 2, 3") or a row of data: only whole rows add up.
+                continue
             # Copies differ in their numbers: weaker evidence than an exact
             # copy. A copy of two lines or more is a record (a config entry, a
             # plan's week, a timetable's day): legitimate enumerations of
@@ -396,6 +439,22 @@ def _blocks_covering(ring: deque[Block], chars: int, span: int, p: int, run: int
         if rest <= 0:
             break
     return copies * p + j + 1
+
+
+def _blocks_holding_rows(ring: deque[Block], rows: int, run: int) -> int:
+    """How many of the last blocks of a run `run` blocks long start `rows`
+    lines (run + 1 when the run holds fewer): a line's numbers may be cut
+    into several blocks ("101. 102." "103. 104."), blank lines between rows
+    are no rows."""
+    held = 0
+    for j in range(1, min(run, len(ring)) + 1):
+        raw, lead = ring[-j][RAW], ring[-j][LEAD]
+        # A block starts a line when a line break leads it or ends the block
+        # before it, or when it starts the run.
+        held += j == run or "\n" in raw[:lead] or (j < len(ring) and ring[-j - 1][RAW].endswith("\n"))
+        if held == rows:
+            return j
+    return run + 1
 
 
 def _counter_steps(blocks: list[Block], p: int) -> int:

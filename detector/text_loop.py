@@ -16,7 +16,8 @@ passage of 300 characters or more is a loop at its second copy, one of 250
 characters 160 characters into its third, a 60-character sentence at its
 third, "Wait," only after 27 copies), and
 letter-free units (table rules, ASCII art, digits) held to a longer
-region, a letter-free line (a grid's row) to `grid_min_rows` copies. The
+region, letter-free lines of numbers (a grid's rows, a count) to
+`grid_min_rows` rows (`text_blocks` says how letter-free text is decided). The
 character-level finder also takes units past `unit_max_chars`, up to
 `long_unit_max_chars` (formulas and call chains with no space to cut them
 into blocks, passages of more blocks than `block_max_period`). Reworded

@@ -293,12 +293,48 @@ def drift_then_cycle(rng: random.Random) -> Case:
     return Case(text, len(intro), "reasoning")
 
 
+# -- letter-free loops: a count of empty list items, a table's rule rows said again -------
+
+
+def empty_item_count(rng: random.Random) -> Case:
+    """A model counting list numbers with no items ("101. 102. 103."), a few
+    to a line, on past a grid's length; some skip a number or two per line."""
+    per_line = rng.randint(4, 10)
+    step = per_line + rng.choice([0, 0, 1, 2])
+    mark = rng.choice(["{n}.", "{n}.", "{n})"])
+    first = rng.choice([1, 1, 11, 101])
+    lines = [
+        " ".join(mark.format(n=first + row * step + k) for k in range(per_line)) + "\n"
+        for row in range(rng.randint(40, 70))
+    ]
+    intro = rng.choice(INTROS[:4]) + rng.choice(["Here is the puzzle:\n\n", "The numbers:\n\n", ""])
+    return Case(intro + "".join(lines), len(intro))
+
+
+def table_rule_rows(rng: random.Random) -> Case:
+    """A Markdown table whose rule row (or a row of empty and rule cells) is
+    said again and again after its data rows."""
+    cols = rng.randint(2, 6)
+    header = "| " + " | ".join(rng.sample(["Item", "Quantity", "Price", "Total", "Date", "Name", "Notes"], cols))
+    cell = rng.choice(["---", "---", ":---:", "-----"])
+    rule = "|" + "|".join(f" {cell} " for _ in range(cols)) + "|\n"
+    rows = [
+        "| " + " | ".join([rng.choice(WORDS).title()] + [str(rng.randint(1, 99)) for _ in range(cols - 1)]) + " |\n"
+        for _ in range(rng.randint(2, 6))
+    ]
+    looping = rule if rng.random() < 0.5 else "|" + " " * rng.randint(1, 9) + rule[rule.index("|", 1) :]
+    lead = rng.choice(INTROS[:4]) + header + " |\n" + rule + "".join(rows)
+    return Case(lead + looping * rng.randint(12, 30), len(lead))
+
+
 LOOP_CLASSES: dict[str, Callable[[random.Random], Case]] = {
     "a long units without whitespace": long_token_units,
     "b paragraphs past the block period limit": long_clause_paragraphs,
     "c template cycles, uneven numbers": template_cycles,
     "d near-duplicate paraphrase loops": near_duplicates,
     "e drift into an exact cycle": drift_then_cycle,
+    "f a count of empty list items": empty_item_count,
+    "g a table's rule row said again": table_rule_rows,
 }
 
 
@@ -435,6 +471,64 @@ def zero_grid(rng: random.Random) -> Case:
     return Case("The initial board is all zeros:\n\n" + ",\n".join([row] * size) + "\n", None)
 
 
+def letter_free_count(rng: random.Random) -> Case:
+    """Counts and numeric tables without a word: 1 to 100 ten to a line, a
+    countdown, page numbers, primes, a log of readings, a table's numbers."""
+    kind = rng.choice(["grid", "countdown", "pages", "primes", "readings", "list"])
+    if kind == "grid":
+        per_line = rng.choice([5, 10])
+        body = "\n".join(
+            " ".join(str(row * per_line + k) for k in range(1, per_line + 1)) for row in range(100 // per_line)
+        )
+    elif kind == "countdown":
+        body = rng.choice(["... ", ", ", "!\n"]).join(str(n) for n in range(rng.randint(10, 60), 0, -1))
+    elif kind == "pages":
+        body = "\n\n".join(f"- {n} -" for n in range(1, rng.randint(10, 30)))
+    elif kind == "primes":
+        primes = [n for n in range(2, rng.randint(300, 1000)) if all(n % d for d in range(2, int(n**0.5) + 1))]
+        body = ", ".join(map(str, primes))
+    elif kind == "readings":
+        value = rng.uniform(10, 30)
+        rows = []
+        for minute in range(rng.randint(10, 30)):
+            value += rng.uniform(-0.5, 0.5)
+            rows.append(f"12:{minute:02d}:00  {value:.2f}  {rng.randint(990, 1030)}")
+        body = "\n".join(rows)
+    else:
+        body = "\n".join(f"{n}. {rng.randint(1, 500)}" for n in range(1, rng.randint(10, 150)))
+    return Case("Here you go:\n\n" + body + "\n", None)
+
+
+def long_numbered_list(rng: random.Random) -> Case:
+    """A numbered list of 150 items, each a different name."""
+    first = ["North", "South", "Red", "Blue", "Old", "New", "Green", "Silver", "Stone", "Lake"]
+    second = ["field", "wood", "bridge", "haven", "ford", "gate", "hill", "port", "vale", "brook"]
+    names = rng.sample([a + b for a in first for b in second], 100) + [
+        f"{a} {b.title()}" for a in first[:5] for b in second
+    ]
+    return Case("Here are 150 place names:\n\n" + "".join(f"{n}. {name}\n" for n, name in enumerate(names, 1)), None)
+
+
+def blank_layouts(rng: random.Random) -> Case:
+    """Rows without data, as people draw them: an ASCII box, an empty board,
+    a blank table to fill in (up to 15 rows), a divider under a title."""
+    kind = rng.choice(["box", "board", "template", "divider"])
+    if kind == "box":
+        width = rng.randint(10, 40)
+        edge = "+" + "-" * width + "+\n"
+        text = edge + ("|" + " " * width + "|\n") * rng.randint(3, 20) + edge
+    elif kind == "board":
+        size = rng.randint(3, 8)
+        text = "+---" * size + "+\n" + ("|   " * size + "|\n" + "+---" * size + "+\n") * 2
+    elif kind == "template":
+        cols = rng.randint(2, 6)
+        header = "| " + " | ".join(rng.sample(["Date", "Task", "Hours", "Notes", "Owner", "Status"], cols)) + " |\n"
+        text = header + "|" + "---|" * cols + "\n" + ("|" + "   |" * cols + "\n") * rng.randint(5, 15)
+    else:
+        text = "Results\n" + rng.choice("=-~") * rng.randint(20, 60) + "\n\nAll tests passed.\n"
+    return Case("Here it is:\n\n" + text, None)
+
+
 QUIET_CLASSES: dict[str, Callable[[random.Random], Case]] = {
     "test file with similar methods": unit_test_file,
     "CSV table with running ids": csv_table,
@@ -446,6 +540,9 @@ QUIET_CLASSES: dict[str, Callable[[random.Random], Case]] = {
     "DNA or base64 string": random_strings,
     "training log, a line per epoch": training_log,
     "all-zero grid": zero_grid,
+    "letter-free counts and numeric tables": letter_free_count,
+    "numbered list of 150 items": long_numbered_list,
+    "blank boxes, boards and table templates": blank_layouts,
 }
 
 

@@ -283,9 +283,12 @@ PASSAGE = (
         ("-" * 120, True),
         ("-" * 119, False),
         ("Z" * 119 + "! ", False),
-        # A letter-free line is a grid's row: 32 copies, however many blank lines come between.
-        (("# " + "-" * 77 + "\n\n") * 32, True),
-        (("# " + "-" * 77 + "\n\n") * 31, False),
+        # A letter-free line with a number is a grid's row: 32 copies, however many blank lines come between.
+        (("[0, 0, 0, 0, 0, 0, 0, 0, 0, 0]\n\n") * 32, True),
+        (("[0, 0, 0, 0, 0, 0, 0, 0, 0, 0]\n\n") * 31, False),
+        # One with no number holds no data (a divider): the evidence of letter-free copies.
+        (("# " + "-" * 77 + "\n\n") * 4, True),
+        (("# " + "-" * 77 + "\n\n") * 3, False),
         ("This sentence is exactly eighty characters long, counting every space in it ok. " * 2, False),
         ("This sentence is exactly eighty characters long, counting every space in it ok. " * 3, True),
         ("Fifty characters long, this sentence is, no more. " * 2, False),

@@ -38,8 +38,18 @@ def caught(case) -> bool:
 
 # Classes every generated case of which is caught; the others have a floor
 # (BENCHMARKS section 1 gives the rate on 40 cases of each).
-ALWAYS = ("a long units without whitespace", "b paragraphs past the block period limit", "e drift into an exact cycle")
-FLOORS = {"c template cycles, uneven numbers": 0.5, "d near-duplicate paraphrase loops": 0.4}
+ALWAYS = (
+    "a long units without whitespace",
+    "b paragraphs past the block period limit",
+    "e drift into an exact cycle",
+    "f a count of empty list items",
+)
+FLOORS = {
+    "c template cycles, uneven numbers": 0.5,
+    "d near-duplicate paraphrase loops": 0.4,
+    # A rule row of few visible characters ("|  | --- |") needs more copies than some runs hold.
+    "g a table's rule row said again": 0.75,
+}
 
 
 @pytest.mark.parametrize("name", sorted(LOOP_CLASSES))
@@ -137,3 +147,72 @@ def test_a_passage_under_two_copy_chars_fires_on_the_evidence_of_its_third_copy(
     assert first.start + 2 * len(passage) + 160 <= first.at < start + 3 * len(passage)
     # Two copies and less than that of a third, then other text: a slip.
     assert scan(intro + passage * 2 + passage[:120] + " That is all for today.\n") == []
+
+
+def _count_line(row: int) -> str:
+    """Eight list numbers with no item: "11. 12. … 18.\n"."""
+    return " ".join(f"{n}." for n in range(10 * row + 1, 10 * row + 9)) + "\n"
+
+
+def test_a_count_of_empty_list_items_fires_at_a_grids_rows():
+    # List numbers with no item are a layout of numbers, masked like a
+    # grid's row: each line's numbers step by 10, caught once 32 lines have begun.
+    text = "".join(_count_line(row) for row in range(40))
+    (found,) = scan(text)
+    assert (found.type, found.start, found.unit, found.repeats) == ("counter_cycle", 0, "1. 2. 3. 4. 5. 6. 7. 8.\n", 31)
+    # (The block "311. 312." ends at the space that confirms its dot.)
+    assert found.at == len("".join(_count_line(row) for row in range(31))) + len("311. 312. ")
+    assert scan("".join(_count_line(row) for row in range(31))) == []
+
+
+def _ten_to_a_line(row: int) -> str:
+    return " ".join(str(10 * row + k) for k in range(1, 11)) + "\n"
+
+
+def test_a_letter_free_count_is_held_to_a_grids_rows_in_copies_of_any_rows():
+    # 1 to 100, ten to a line: a table of numbers, quiet (a copy of two of its
+    # rows is still two grid rows, not a record).
+    assert scan("".join(_ten_to_a_line(row) for row in range(10))) == []
+    # 1 to 1,000: a count past a grid's 32 rows, caught at the end of row 32.
+    (found,) = scan("".join(_ten_to_a_line(row) for row in range(100)))
+    assert (found.type, found.start, found.repeats) == ("counter_cycle", 0, 32)
+    assert found.at == len("".join(_ten_to_a_line(row) for row in range(32)))
+
+
+TABLE = "| Item | Price | Total |\n| --- | --- | --- |\n| Shirt | 10 | 20 |\n| Pants | 20 | 20 |\n"
+
+
+def test_a_table_rule_row_said_again_is_no_grid_row():
+    # A row with neither letter nor number holds no data: 120 visible
+    # characters of it (13 a row: the 10th) are a loop, not 32 rows.
+    rule = "| --- | --- | --- |\n"
+    (found,) = scan(TABLE + rule * 12)
+    assert (found.type, found.start, found.unit, found.repeats) == ("block_cycle", len(TABLE), rule, 10)
+    assert found.at == len(TABLE) + 10 * len(rule)
+    assert scan(TABLE + rule * 9) == []
+
+
+def test_a_long_table_of_short_number_rows_stays_quiet():
+    # 200 rows of two dice: data, its numbers never counting. A multiple of
+    # its one-row cycle may hold a grid's 32 rows in less than one copy; it
+    # still needs two copies.
+    rng = random.Random(3)
+    assert scan("".join(f"{rng.randint(1, 6)} {rng.randint(1, 6)}\n" for _ in range(200))) == []
+
+
+def test_a_block_of_letter_free_rows_said_again_is_judged_as_any_copy():
+    # The grid's 32 rows are for rows of a one-row cycle; a 3-row matrix
+    # printed again word for word is a letter-free copy like any other: 120
+    # visible characters, four copies of 25 and 20 of the fifth.
+    matrix = "[[1, 2, 3],\n [4, 5, 6],\n [7, 8, 9]]\n"
+    (found,) = scan("The result is:\n" + matrix * 6)
+    assert (found.type, found.start, found.unit, found.repeats) == ("block_cycle", 15, matrix, 4)
+    assert found.at == 15 + 4 * len(matrix) + len("[[1, 2, 3],\n [4, 5, 6],\n [7,") + 1
+
+
+def test_the_last_row_of_a_stream_is_a_row_without_its_line_break():
+    # 15 rows of a letter-free table counting hours: quiet, whether or not
+    # the stream ends with a line break (the last row ends the stream, not a line).
+    rows = "".join(f"| {h:02d}:01 - {h + 1:02d}:00 | {h:02d}:01 - {h + 1:02d}:00 |\n" for h in range(12, 27))
+    assert scan(rows) == []
+    assert scan(rows[:-1]) == []
