@@ -314,6 +314,7 @@ class BlockCycleFinder:
         last = ring[-1]
         judged: list[int] = []
         rows_in_run: dict[int, int] = {}  # run length -> blocks holding a grid's rows (multiples share a run)
+        blocks: list[Block] | None = None  # the ring as a list, made once for every period that needs it
         for p in tracker.live_periods():
             length = tracker.run_length(p)
             if length < p * params.block_min_copies:
@@ -365,7 +366,8 @@ class BlockCycleFinder:
                 needed = min(needed, grid) if DIGITS.search(copy_text) is None else grid
             if length < needed:
                 continue
-            blocks = list(ring)
+            if blocks is None:
+                blocks = list(ring)
             run = blocks[-min(length, len(blocks)) :]  # the whole run, as far as the ring reaches
             exact = needed
             while exact < len(run) and run[-exact - 1][BODY] == run[-exact - 1 + p][BODY]:
@@ -457,6 +459,10 @@ def _blocks_holding_rows(ring: deque[Block], rows: int, run: int) -> int:
     return run + 1
 
 
+def _block_numbers(block: Block) -> list[int]:
+    return [int(n) for n in DIGITS.findall(block[BODY])]
+
+
 def _counter_steps(blocks: list[Block], p: int) -> int:
     """How a counter's numbers step from one copy to the next: 0 when some
     number does not change by the same amount all along the run (the figures
@@ -464,15 +470,26 @@ def _counter_steps(blocks: list[Block], p: int) -> int:
     changes by one common step ("Episode 4, 5, 6", "In 11-ball … the
     11-ball"); 2 when each position keeps its own step ("(fen7) at (14,0)",
     but also a times table: "56 x 3 = 168")."""
-    numbers = [[int(n) for n in DIGITS.findall(block[BODY])] for block in blocks]
-    position_steps: dict[int, list[int]] = {}
+    # Checked from the newest block back, each block's numbers read when first
+    # needed: a log of readings breaks the steps in its last rows, so a row
+    # reads O(1) blocks per period instead of the whole window (BENCHMARKS.md).
+    numbers: list[list[int] | None] = [None] * len(blocks)
+
+    def numbers_at(j: int) -> list[int]:
+        if numbers[j] is None:
+            numbers[j] = _block_numbers(blocks[j])
+        return numbers[j]
+
     common = set()
-    for j in range(p, len(blocks)):
-        now, before = numbers[j], numbers[j - p]
+    for j in range(len(blocks) - 1, p - 1, -1):
+        now, before = numbers_at(j), numbers_at(j - p)
         if len(now) != len(before):
             return 0
         steps = [a - b for a, b in zip(now, before, strict=True)]
-        if position_steps.setdefault(j % p, steps) != steps:
-            return 0
+        # Every copy's steps equal the copy's before: the same steps all along.
+        if j >= 2 * p:
+            earlier = numbers_at(j - 2 * p)
+            if len(earlier) != len(before) or steps != [b - e for b, e in zip(before, earlier, strict=True)]:
+                return 0
         common.update(step for step in steps if step)
     return min(len(common), 2)

@@ -1,0 +1,76 @@
+"""CPU time of the default profile on a letter-free log of numeric readings.
+
+A log of readings ("12.31 44.02 17.9" a line, every number new) is a
+one-line cycle of masked keys that never stops and whose numbers never
+count: every row brings every multiple of that cycle, up to
+`block_max_period` rows, to the counter check (`text_blocks`). The log,
+seeded, is fed to a `Monitor` in 4-character `content` deltas, each `feed`
+timed alone in the process's CPU time (the machine is shared).
+
+    .venv/bin/python bench/readings_log_speed.py              # 100 KB, seed 1
+    .venv/bin/python bench/readings_log_speed.py --chars 10000
+
+The script imports the detector package beside it: run another version's
+copy of it to measure that version.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from detector import Monitor  # noqa: E402
+
+CHUNK = 4
+
+
+def readings_log(chars: int, seed: int) -> str:
+    """Lines of three readings with two decimals or one, `chars` characters in all."""
+    rng = random.Random(seed)
+    lines, length = [], 0
+    while length < chars:
+        line = f"{rng.uniform(0, 100):.2f} {rng.uniform(0, 100):.2f} {rng.uniform(0, 100):.1f}\n"
+        lines.append(line)
+        length += len(line)
+    return "".join(lines)[:chars]
+
+
+def chunk_cpu_ns(profile: str, text: str) -> tuple[list[int], int]:
+    """CPU nanoseconds of each `feed` call, and the detections returned."""
+    clock = time.process_time_ns
+    monitor = Monitor(profile)
+    costs, found = [], 0
+    for i in range(0, len(text), CHUNK):
+        event = {"type": "content", "text": text[i : i + CHUNK]}
+        start = clock()
+        found += len(monitor.feed(event))
+        costs.append(clock() - start)
+    return costs, found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chars", type=int, default=100_000, help="length of the log (default 100,000)")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the readings (default 1)")
+    parser.add_argument("--profile", default="default", help="built-in profile (default: default)")
+    args = parser.parse_args(argv)
+    text = readings_log(args.chars, args.seed)
+    costs, found = chunk_cpu_ns(args.profile, text)
+    micros = [cost / 1000 for cost in costs]
+    print(f"{'profile':<9} {'chars':>8} {'chunks':>7} {'mean µs':>8} {'median µs':>9} {'max µs':>8} {'found':>5}")
+    print(
+        f"{args.profile:<9} {len(text):>8,} {len(costs):>7,} {statistics.fmean(micros):>8.2f}"
+        f" {statistics.median(micros):>9.2f} {max(micros):>8.1f} {found:>5}"
+    )
+    print(f"CPU µs per {CHUNK}-character chunk (time.process_time_ns around each feed), seed {args.seed}.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
