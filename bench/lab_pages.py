@@ -344,9 +344,11 @@ def populate_large(user) -> dict:
         ("session_id", "tag_id"),
         ((pk, tag_ids[i % len(tag_ids)]) for i, pk in enumerate(ids) if i % 5 == 0),
     )
-    from loopguard_site.transcripts.layout_rows import session_layouts_update
+    from loopguard_site.transcripts.layout_rows import layout_min_events, session_layouts_update
+    from loopguard_site.transcripts.models import Session
 
-    session_layouts_update(ids)  # as the import's scan stores them: the long session's (the others keep none)
+    # As the import's scan stores them: the long session's (the others keep none).
+    session_layouts_update(Session.objects.filter(pk__in=ids, event_count__gte=layout_min_events()))
     phase("stored layouts")
     tallies = importlib.import_module("loopguard_site.overview.migrations.0001_tallies")
     with connection.cursor() as cursor:

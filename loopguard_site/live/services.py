@@ -48,7 +48,7 @@ from loopguard_site.replay.selectors import detection_to_dict
 from loopguard_site.replay.services import found_store
 from loopguard_site.transcripts.batch_sql import RowsUpdate, rows_locked_with, rows_update
 from loopguard_site.transcripts.event_rows import event_json, numbered_events_insert
-from loopguard_site.transcripts.layout_rows import layout_min_events, session_layouts_update
+from loopguard_site.transcripts.layout_rows import session_layouts_update
 from loopguard_site.transcripts.models import Session
 
 from .messages import ViewerMessage, events_text, send_to_producer, send_to_viewers, viewer_text
@@ -332,9 +332,7 @@ def live_ingest_batch(requests: Sequence[IngestRequest]) -> list[IngestResult | 
             if pickled := [one.stream for one in written if one.pickle_it and one.monitor is not None]:
                 updates.append((LiveStream, ["monitor", "monitor_events"], pickled))
             rows_update(*updates)
-            session_layouts_update(
-                [one.session.pk for one in written if one.session.event_count >= layout_min_events()]
-            )
+            session_layouts_update(one.session for one in written)
     return [outcomes[index] for index in range(len(requests))]
 
 

@@ -34,7 +34,7 @@ from loopguard_site.accounts.services import default_project
 from loopguard_site.errors import FieldError
 from loopguard_site.jobs import job_stale_cutoff, jobs_requeue
 from loopguard_site.transcripts.batch_sql import rows_claim
-from loopguard_site.transcripts.layout_rows import layout_min_events, session_layouts_update
+from loopguard_site.transcripts.layout_rows import session_layouts_update
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.selectors import session_event_stream, sessions_event_streams
 
@@ -263,7 +263,7 @@ def _results_store(results: list[_Result]) -> None:
         [(result.run, ReplayRun.State.DONE, result.summary, "") for result in results if result.run is not None]
     )
     # A long session stored before layouts were kept gets its layout here, once.
-    session_layouts_update({r.session.pk for r in results if r.session.event_count >= layout_min_events()})
+    session_layouts_update(result.session for result in results)
 
 
 def found_store(

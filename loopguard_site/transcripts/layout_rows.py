@@ -41,12 +41,13 @@ _UPDATED = ("end", "t_end", "marks", "repeated")  # what extending an item chang
 SQLITE_PARAMETERS = 30_000  # per statement: under SQLite's limit of 32,766
 
 
-def session_layouts_update(session_ids: Iterable[int]) -> None:
+def session_layouts_update(sessions: Iterable[Session]) -> None:
     """Bring the stored layouts of these sessions up to date with their
     events: built for a session that has reached `layout_min_events()`,
-    extended by the events stored after the last one laid out. Call inside
-    the transaction that wrote the events."""
-    session_ids = list(session_ids)
+    extended by the events stored after the last one laid out (shorter
+    sessions are passed over without a query). Call inside the transaction
+    that wrote the events."""
+    session_ids = sorted({session.pk for session in sessions if session.event_count >= layout_min_events()})
     if session_ids:
         with transaction.atomic():  # a page's first view calls it outside one
             _layouts_update(session_ids)
@@ -117,7 +118,7 @@ def session_layout(session: Session) -> LayoutState | None:
         return None
     row = SessionLayout.objects.filter(session_id=session.pk).first()
     if row is None or row.state["seq"] < session.event_count:
-        session_layouts_update([session.pk])
+        session_layouts_update([session])
         row = SessionLayout.objects.get(session_id=session.pk)
     return LayoutState.from_json(row.state)
 

@@ -80,7 +80,7 @@ def imported(turns: int):
     session = session_create_from_events(
         title="long", model="", source_format="events", parser_version="t", events=turn_events(0, turns)
     )
-    session_layouts_update([session.pk])
+    session_layouts_update([session])
     return session
 
 
@@ -133,7 +133,7 @@ def test_live_appends_build_the_layout_once_long_enough_then_extend_it(long_sess
         events=[*turn_events(0, 10), {"type": "reasoning", "text": "abc"}, {"type": "reasoning", "text": "defg"},
                 *turn_events(10, 2)],
     )  # fmt: skip
-    session_layouts_update([whole.pk])
+    session_layouts_update([whole])
     assert stored_items(whole.pk) == items
     assert stored_marks(whole.pk) == stored_marks(session.pk)
     assert state_of(whole.pk) == state_of(session.pk)  # its block counts too
