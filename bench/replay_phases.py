@@ -11,7 +11,8 @@ functions, and the Monitors alone are timed on the events already decoded:
 - claims: `_session_runs_claim` (one UPDATE per session, as the task reaches it);
 - read: the rows of the chunk's sessions fetched (`sessions_event_streams`'
   queries), with the chunk's other reads (its sessions, its runs, the profiles);
-- decode: `event_from_json` of each row (timed alone);
+- decode: the rows' JSON texts decoded as `sessions_event_streams` decodes them
+  (one `json.loads` of a query's texts joined as an array; timed alone);
 - monitors: `Monitor.feed` of every event through every profile (timed alone,
   on the events decoded);
 - replay loop: the rest of `_profile_replays` (building monitors, collecting what they found);
@@ -27,6 +28,7 @@ Read is the task's total less everything else. Best and mean of the repeats.
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import time
@@ -95,14 +97,13 @@ def job_run(session_ids: list[int], profiles: list[str], clock: Clock) -> tuple[
 
 
 def decode_and_monitors_alone(session_ids: list[int], profiles: list[str]) -> tuple[float, float]:
-    """CPU seconds of decoding every stored event (`event_from_json`) and of
+    """CPU seconds of decoding every stored event (as `_event_rows` does) and of
     the Monitors fed them, each alone."""
     from django.db.models import TextField
     from django.db.models.functions import Cast
 
     from loopguard_site.replay.monitors import profile_monitor
     from loopguard_site.replay.selectors import replay_config
-    from loopguard_site.transcripts.event_rows import event_from_json
     from loopguard_site.transcripts.models import Event, Session
 
     sessions = Session.objects.in_bulk(session_ids)
@@ -112,7 +113,7 @@ def decode_and_monitors_alone(session_ids: list[int], profiles: list[str]) -> tu
         texts.setdefault(session_id, []).append(text)
     cpu = time.process_time()
     decoded = {
-        session_id: [event_from_json(text) for text in session_texts] for session_id, session_texts in texts.items()
+        session_id: json.loads("[" + ",".join(session_texts) + "]") for session_id, session_texts in texts.items()
     }
     decode = time.process_time() - cpu
     config = replay_config(None)

@@ -34,7 +34,8 @@ from loopguard_site.accounts.services import default_project
 from loopguard_site.errors import FieldError
 from loopguard_site.jobs import job_stale_cutoff, jobs_requeue
 from loopguard_site.transcripts.batch_sql import rows_claim
-from loopguard_site.transcripts.layout_rows import session_layouts_update
+from loopguard_site.transcripts.layout import LayoutBuilder
+from loopguard_site.transcripts.layout_rows import session_layouts_update, sessions_without_layout
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.selectors import session_event_stream, sessions_event_streams
 
@@ -158,13 +159,16 @@ def replay_session_profiles(
     place of a summary (`ReplayError` for an event its monitor refuses),
     stores nothing, and the others go on. Database outages propagate."""
     config = config or replay_config(session.project_id)
-    replays = _profile_replays(session, [profile for profile, _ in runs], config, session_event_stream(session.pk))
+    layout = LayoutBuilder() if sessions_without_layout([session]) else None
+    replays, layout = _profile_replays(
+        session, [profile for profile, _ in runs], config, session_event_stream(session.pk), layout
+    )
     outcomes: list[ReplaySummary | Exception] = []
     for (profile, run), replay in zip(runs, replays, strict=True):
         if isinstance(replay, Exception):
             outcomes.append(replay)
             continue
-        result = _Result(session, profile, run, replay)
+        result = _Result(session, profile, run, replay, layout)
         try:
             with transaction.atomic():
                 _results_store([result])
@@ -178,10 +182,16 @@ def replay_session_profiles(
 
 
 def _profile_replays(
-    session: Session, profiles: list[str], config: Config, events: Iterable[tuple[int, dict]]
-) -> list[_ProfileReplay | Exception]:
+    session: Session,
+    profiles: list[str],
+    config: Config,
+    events: Iterable[tuple[int, dict]],
+    layout: LayoutBuilder | None = None,
+) -> tuple[list[_ProfileReplay | Exception], LayoutBuilder | None]:
     """Each profile's Monitor fed the session's `events` (seq, event), or the
-    exception that stopped it: a profile that fails fails alone."""
+    exception that stopped it: a profile that fails fails alone. `layout`,
+    when given, lays out the same events (the session's layout, from this
+    read rather than a second one); it comes back fed, or None if it failed."""
     replays: list[_ProfileReplay | Exception] = []
     for profile in profiles:
         try:
@@ -195,6 +205,11 @@ def _profile_replays(
         (replay, replay.monitor.feed, replay.monitor.ctx) for replay in replays if isinstance(replay, _ProfileReplay)
     ]
     for seq, event in events:
+        if layout is not None:
+            try:
+                layout.feed(seq, event)
+            except Exception:  # noqa: BLE001 - the store lays the session out again, and fails as it did
+                layout = None
         failed = False
         for replay, feed, ctx in feeding:
             try:
@@ -209,17 +224,26 @@ def _profile_replays(
                 replay.error, failed = exc, True
         if failed:
             feeding = [feeder for feeder in feeding if feeder[0].error is None]
-    return [
+    outcomes = [
         replay.error if isinstance(replay, _ProfileReplay) and replay.error is not None else replay
         for replay in replays
     ]
+    return outcomes, layout
 
 
 class _Result:
-    """A profile's replay of a session, to store (with its run, if any)."""
+    """A profile's replay of a session, to store (with its run, if any, and
+    the session's layout if the replay laid it out)."""
 
-    def __init__(self, session: Session, profile: str, run: ReplayRun | None, replay: _ProfileReplay):
-        self.session, self.profile, self.run, self.replay = session, profile, run, replay
+    def __init__(
+        self,
+        session: Session,
+        profile: str,
+        run: ReplayRun | None,
+        replay: _ProfileReplay,
+        layout: LayoutBuilder | None = None,
+    ):
+        self.session, self.profile, self.run, self.replay, self.layout = session, profile, run, replay, layout
         self.summary = replay_summary(replay.found, replay.monitor.ctx)
 
 
@@ -262,8 +286,10 @@ def _results_store(results: list[_Result]) -> None:
     _runs_finished(
         [(result.run, ReplayRun.State.DONE, result.summary, "") for result in results if result.run is not None]
     )
-    # A long session stored before layouts were kept gets its layout here, once.
-    session_layouts_update(result.session for result in results)
+    # A long session stored without a layout (the scan after its import, or
+    # stored before layouts were kept) gets it here, once: from its replay's read.
+    built = {result.session.pk: result.layout for result in results if result.layout is not None}
+    session_layouts_update((result.session for result in results), built)
 
 
 def found_store(
@@ -441,6 +467,7 @@ def replay_job_sessions_execute(*, job_id: int, session_ids: list[int], claim: s
     runs_of: dict[int, list[ReplayRun]] = {}
     for run in ReplayRun.objects.filter(job_id=job_id, session_id__in=session_ids).order_by("id"):
         runs_of.setdefault(run.session_id, []).append(run)
+    unlaid = sessions_without_layout(sessions.values())
     configs: dict[int, Config] = {}
     results: list[_Result] = []
     failed: list[tuple[ReplayRun, str, ReplaySummary | None, str]] = []
@@ -453,12 +480,18 @@ def replay_job_sessions_execute(*, job_id: int, session_ids: list[int], claim: s
         session = sessions[session_id]
         if session.project_id not in configs:
             configs[session.project_id] = replay_config(session.project_id)
-        replays = _profile_replays(session, [run.profile for run in claimed], configs[session.project_id], events)
+        replays, layout = _profile_replays(
+            session,
+            [run.profile for run in claimed],
+            configs[session.project_id],
+            events,
+            LayoutBuilder() if session_id in unlaid else None,
+        )
         for run, replay in zip(claimed, replays, strict=True):
             if isinstance(replay, Exception):
                 failed.append((run, ReplayRun.State.FAILED, None, f"{type(replay).__name__}: {replay}"))
             else:
-                results.append(_Result(session, run.profile, run, replay))
+                results.append(_Result(session, run.profile, run, replay, layout))
     if results or failed:
         _chunk_store(results, failed)
         _progress(job_id)

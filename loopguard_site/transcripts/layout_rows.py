@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import math
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import NamedTuple
 
@@ -41,19 +41,30 @@ _UPDATED = ("end", "t_end", "marks", "repeated")  # what extending an item chang
 SQLITE_PARAMETERS = 30_000  # per statement: under SQLite's limit of 32,766
 
 
-def session_layouts_update(sessions: Iterable[Session]) -> None:
+def session_layouts_update(sessions: Iterable[Session], built: Mapping[int, LayoutBuilder] | None = None) -> None:
     """Bring the stored layouts of these sessions up to date with their
     events: built for a session that has reached `layout_min_events()`,
     extended by the events stored after the last one laid out (shorter
-    sessions are passed over without a query). Call inside the transaction
-    that wrote the events."""
+    sessions are passed over without a query). `built`: layouts the caller
+    laid out from events it read anyway (a replay), by session id, taken
+    for a session with no stored layout and extended by any events stored
+    since. Call inside the transaction that wrote the events."""
     session_ids = sorted({session.pk for session in sessions if session.event_count >= layout_min_events()})
     if session_ids:
         with transaction.atomic():  # a page's first view calls it outside one
-            _layouts_update(session_ids)
+            _layouts_update(session_ids, built or {})
 
 
-def _layouts_update(session_ids: list[int]) -> None:
+def sessions_without_layout(sessions: Iterable[Session]) -> set[int]:
+    """The ids of those of `sessions` long enough to keep a layout that have
+    none stored yet (no query when none is long enough)."""
+    long_ids = {session.pk for session in sessions if session.event_count >= layout_min_events()}
+    if not long_ids:
+        return set()
+    return long_ids - set(SessionLayout.objects.filter(session_id__in=long_ids).values_list("session_id", flat=True))
+
+
+def _layouts_update(session_ids: list[int], built: Mapping[int, LayoutBuilder]) -> None:
     # The sessions locked in id order, as a replay's writer locks them: a
     # page's first view and the scan may build the same layout at once.
     long_sessions = (
@@ -67,13 +78,18 @@ def _layouts_update(session_ids: list[int]) -> None:
         for row in SessionLayout.objects.filter(session_id__in=counts).select_for_update()
     }
     for session_id, count in counts.items():
-        state = states.get(session_id, LayoutState())
-        if state.seq >= count:
-            continue
-        last = layout_items(session_id, state.items - 1, state.items)[0] if state.items else None
-        builder = LayoutBuilder(state, last)
-        for seq, event in session_event_stream(session_id, after=state.seq):
-            builder.feed(seq, event)
+        state = states.get(session_id)
+        if state is None and session_id in built:
+            builder, last = built[session_id], None
+        else:
+            state = state or LayoutState()
+            if state.seq >= count:
+                continue
+            last = layout_items(session_id, state.items - 1, state.items)[0] if state.items else None
+            builder = LayoutBuilder(state, last)
+        if builder.state.seq < count:  # (a layout built by the caller is usually whole)
+            for seq, event in session_event_stream(session_id, after=builder.state.seq):
+                builder.feed(seq, event)
         _store(session_id, builder, extends=last is not None)
 
 

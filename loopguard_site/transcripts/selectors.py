@@ -1,18 +1,19 @@
 from __future__ import annotations
 
+import json
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from datetime import date, datetime, time, timedelta
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Exists, OuterRef, Q, QuerySet, TextField
-from django.db.models.functions import Cast
+from django.db import connection
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from detector.config import Config, builtin_config
 from loopguard_site.accounts.access import in_visible_projects, object_for
 from loopguard_site.accounts.models import Role
 
-from .event_rows import event_from_json
 from .models import Event, Session, Tag
 
 # sort key (as `?sort=` takes it; prefix `-` for descending) -> model field
@@ -130,23 +131,40 @@ def session_events(session: Session, *, start: int = 1, limit: int = 1000) -> tu
 EVENT_READ_CHUNK = 10_000  # events per query of `session_event_stream`
 
 
+def _event_rows(
+    where: str, params: list, *, order: str, limit: int | None = None
+) -> tuple[list[int], list[int], list[dict]]:
+    """The session ids, seqs and events of the stored events matching `where`
+    (SQL over the events table's columns), in `order`: one raw query
+    (the ORM's row building cost about as much as the query itself), and the
+    events' JSON texts decoded together, joined by commas into one JSON array
+    for one `json.loads` (0.6 against 1.4 µs an event for a call per row)."""
+    table = connection.ops.quote_name(Event._meta.db_table)
+    sql = f"SELECT session_id, seq, CAST(data AS TEXT) FROM {table} WHERE {where} ORDER BY {order}"
+    if limit is not None:
+        sql, params = f"{sql} LIMIT %s", [*params, limit]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    events = json.loads("[" + ",".join([text for _, _, text in rows]) + "]")
+    return [row[0] for row in rows], [row[1] for row in rows], events
+
+
 def session_event_stream(session_id: int, *, after: int = 0, last: int | None = None) -> Iterator[tuple[int, dict]]:
     """Every event of the session as (seq, event), in seq order: the whole
-    session for a replay (or those after seq `after`, up to `last`). Read as JSON text in keyset chunks on the (session,
-    seq) index and decoded by `event_from_json`: about 2.5 times the rate of
-    the ORM's JSON rows through a server-side cursor, which PostgreSQL
-    materializes first outside a transaction."""
-    chunk = EVENT_READ_CHUNK
+    session for a replay (or those after seq `after`, up to `last`). Read in
+    keyset chunks of EVENT_READ_CHUNK on the (session, seq) index
+    (`_event_rows`; a server-side cursor would cost more: PostgreSQL
+    materializes it first outside a transaction)."""
+    where, bound = "session_id = %s AND seq > %s", []
+    if last is not None:
+        where, bound = f"{where} AND seq <= %s", [last]
     while True:
-        events = Event.objects.filter(session_id=session_id, seq__gt=after).order_by("seq")
-        if last is not None:
-            events = events.filter(seq__lte=last)
-        rows = list(events.annotate(text=Cast("data", TextField())).values_list("seq", "text")[:chunk])
-        for seq, text in rows:
-            yield seq, event_from_json(text)
-        if len(rows) < chunk:
+        _, seqs, events = _event_rows(where, [session_id, after, *bound], order="seq", limit=EVENT_READ_CHUNK)
+        yield from zip(seqs, events, strict=True)
+        if len(seqs) < EVENT_READ_CHUNK:
             return
-        after = rows[-1][0]
+        after = seqs[-1]
 
 
 def sessions_event_streams(sessions: Sequence[tuple[int, int]]) -> Iterator[tuple[int, Iterator[tuple[int, dict]]]]:
@@ -155,7 +173,7 @@ def sessions_event_streams(sessions: Sequence[tuple[int, int]]) -> Iterator[tupl
     next. Consecutive sessions of up to EVENT_READ_CHUNK events together are
     read in one query (a replay of many short sessions pays one round trip
     per chunk, not per session), a larger one as `session_event_stream`
-    reads it. Each event is decoded only when its stream is consumed."""
+    reads it."""
     index = 0
     while index < len(sessions):
         group, events = [], 0
@@ -168,14 +186,11 @@ def sessions_event_streams(sessions: Sequence[tuple[int, int]]) -> Iterator[tupl
         if events > EVENT_READ_CHUNK:  # one session, too large for one query
             yield group[0], session_event_stream(group[0])
             continue
-        rows = Event.objects.filter(session_id__in=group).order_by("session_id", "seq")
-        texts: dict[int, list[tuple[int, str]]] = {}
-        for session_id, seq, text in rows.annotate(text=Cast("data", TextField())).values_list(
-            "session_id", "seq", "text"
-        ):
-            texts.setdefault(session_id, []).append((seq, text))
-        for session_id in group:
-            yield session_id, ((seq, event_from_json(text)) for seq, text in texts.get(session_id, ()))
+        marks = ", ".join(["%s"] * len(group))
+        session_ids, seqs, decoded = _event_rows(f"session_id IN ({marks})", group, order="session_id, seq")
+        for session_id in group:  # its rows: a run of `session_ids`, which is sorted
+            first, end = bisect_left(session_ids, session_id), bisect_right(session_ids, session_id)
+            yield session_id, zip(seqs[first:end], decoded[first:end], strict=True)
 
 
 def session_filter_options(among: QuerySet[Session]) -> dict[str, list[str]]:

@@ -1,8 +1,9 @@
 """A long session's stored layout: none right after an import (laying out
 is kept off its path), the exact items once the scan the import queued has
-run, after a replay of a session stored without one and after live appends
-(which extend it by the new events alone), and the places and bins read
-from it."""
+run, after a replay of a session stored without one (laid out from the
+replay's own read of the events, row for row as alone) and after live
+appends (which extend it by the new events alone), and the places and bins
+read from it."""
 
 from __future__ import annotations
 
@@ -12,8 +13,16 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from loopguard_site.live.services import live_ingest
-from loopguard_site.replay.services import queued_runs_execute_here, replay_session
+from loopguard_site.replay import services as replay_services
+from loopguard_site.replay.services import (
+    queued_runs_execute_here,
+    replay_job_create,
+    replay_job_sessions_execute,
+    replay_session,
+)
 from loopguard_site.review.retention import sessions_prune
+from loopguard_site.transcripts import layout_rows, selectors
+from loopguard_site.transcripts.event_rows import event_json, numbered_events_insert
 from loopguard_site.transcripts.layout import LayoutBuilder, summary_bins
 from loopguard_site.transcripts.layout_rows import Point, layout_bins, layout_points, session_layouts_update
 from loopguard_site.transcripts.models import Session, SessionItem, SessionLayout
@@ -152,6 +161,95 @@ def test_a_replay_builds_the_layout_of_a_long_session_stored_without_one(long_se
 
     assert stored_items(session.pk) == expected_items(12)
     assert state_of(session.pk)["seq"] == 60
+
+
+def varied_events(turns: int, first_t: float) -> list[dict]:
+    """`turn_events` with a user message, timed chunks and a finish each
+    turn, and text runs split over several events: every kind of item, with
+    times to carry forward."""
+    events = []
+    for n, event in enumerate(turn_events(0, turns)):
+        events.append(event)
+        if event["type"] == "turn":
+            events.append({"type": "user", "text": f"<i>go {n}</i>"})
+        if event["type"] == "content":
+            events += [{"type": "content", "text": " more", "t": first_t + n}, {"type": "content", "text": "."}]
+        if event["type"] == "tool_result":
+            events.append({"type": "finish", "reason": "tool_use" if n % 3 else "stop"})
+    return events
+
+
+def whole_layout(session_id: int) -> tuple[list[tuple], dict]:
+    """Every column of the session's stored items, in order, and its state."""
+    columns = [f.name for f in SessionItem._meta.fields if f.name not in ("id", "session")]
+    items = SessionItem.objects.filter(session_id=session_id).order_by("index").values_list(*columns)
+    return list(items), state_of(session_id)
+
+
+def stored_pair(turns: int, first_t: float):
+    """Two sessions of the same `varied_events`: one to replay, one to lay out alone."""
+    return [
+        session_create_from_events(
+            title=title, model="", source_format="events", parser_version="t", events=varied_events(turns, first_t)
+        )
+        for title in ("replayed", "alone")
+    ]
+
+
+@pytest.mark.django_db
+def test_a_replay_job_lays_out_the_events_it_reads_exactly_as_the_layout_built_alone(long_sessions, monkeypatch):
+    # A chunk of sessions read together and one read in keyset chunks (20
+    # events a query), two long enough to keep a layout, one short.
+    monkeypatch.setattr(selectors, "EVENT_READ_CHUNK", 20)
+    pairs = [stored_pair(turns, first_t) for turns, first_t in ((12, 0.5), (2, 7.0), (30, 100.0))]
+    replayed = [pair[0] for pair in pairs]
+    job = replay_job_create(user=None, profiles=["default", "seed000"], session_ids=[s.pk for s in replayed])
+    rereads = []
+    monkeypatch.setattr(layout_rows, "session_event_stream", lambda *args, **kwargs: rereads.append(args) or iter(()))
+
+    replay_job_sessions_execute(job_id=job.pk, session_ids=[s.pk for s in replayed], claim="chunk")
+
+    assert rereads == []  # laid out from the replay's read alone
+    assert set(job.runs.values_list("state", flat=True)) == {"done"}
+    monkeypatch.undo()
+    long_pairs = [pairs[0], pairs[2]]
+    for _, alone in long_pairs:
+        session_layouts_update([alone])
+    assert [whole_layout(replayed.pk) for replayed, _ in long_pairs] == [
+        whole_layout(alone.pk) for _, alone in long_pairs
+    ]
+    assert sorted(SessionLayout.objects.values_list("session_id", flat=True)) == sorted(
+        session.pk for pair in long_pairs for session in pair
+    )  # the short pair (18 events) keeps none
+    items, state = whole_layout(pairs[2][0].pk)  # 9 events and 6 items a turn
+    assert (len(items), state["seq"], state["turns"], state["calls"], state["has_time"]) == (180, 270, 30, 30, True)
+
+
+@pytest.mark.django_db
+def test_events_stored_after_the_replay_read_them_extend_the_layout_it_built(long_sessions, monkeypatch):
+    session, alone = stored_pair(12, 0.5)
+    later = [*turn_events(12, 2), {"type": "content", "text": "end", "t": 99.0}]
+    store = replay_services._results_store
+
+    def appended_then_stored(results):  # a live append between the replay's read and its store
+        count = session.event_count
+        rows = [(session.pk, count + n, event["type"], event_json(event)) for n, event in enumerate(later, start=1)]
+        numbered_events_insert(rows)
+        Session.objects.filter(pk=session.pk).update(event_count=count + len(later))
+        results[0].session.event_count = count + len(later)
+        store(results)
+
+    monkeypatch.setattr(replay_services, "_results_store", appended_then_stored)
+    replay_session(session=session, profile_name="default")
+
+    numbered_events_insert(
+        (alone.pk, alone.event_count + n, event["type"], event_json(event)) for n, event in enumerate(later, start=1)
+    )
+    Session.objects.filter(pk=alone.pk).update(event_count=alone.event_count + len(later))
+    alone.refresh_from_db()
+    session_layouts_update([alone])
+    assert state_of(session.pk)["seq"] == alone.event_count == 12 * 9 + len(later)
+    assert whole_layout(session.pk) == whole_layout(alone.pk)
 
 
 @pytest.mark.django_db
