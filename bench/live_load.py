@@ -34,7 +34,8 @@ ms a message, the event-loop threads' share in brackets, the rest being
 the ingest thread; less sensitive to a loaded machine than the rates;
 and the frames the server sent a message acknowledged, counted by the
 clients: acks, and events frames to the viewer),
-and the whole machine
+the PostgreSQL backends of the bench's database, redis-server (the
+machine's one: other users' work included), and the whole machine
 (every process, from /proc/stat: PostgreSQL and Redis included, and
 whatever else runs). The ramp stops at the first stage that misses the
 target (p99 over 250 ms, a lost event, a socket the server closed, or
@@ -43,7 +44,9 @@ a lost event or a closed socket stops it (every stage runs, however far
 behind the server falls).
 
 `--profile-servers` runs the Daphne processes under cProfile (their event
-loops) and prints the merged profile at the end.
+loops) and prints the merged profile at the end. `--py-spy DIR` samples
+them with py-spy instead (every thread, at their usual speed; cProfile
+slows them about twentyfold): `bench/spy_summary.py DIR/*.txt` sums it.
 
 `--profile-ingest` instead times `live_ingest_batch` in this process for
 batches of 1 to 500 one-event messages of as many sessions, then cProfiles
@@ -75,7 +78,17 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.detector_speed import corpus_texts  # noqa: E402
-from bench.lab_processes import HOST, bench_lab, cpu_seconds, load_average, processes, start_daphne  # noqa: E402
+from bench.lab_processes import (  # noqa: E402
+    HOST,
+    POSTGRES,
+    BackendCpu,
+    bench_lab,
+    cpu_seconds,
+    load_average,
+    process_ids,
+    processes,
+    start_daphne,
+)
 from detector.evaluation import percentile  # noqa: E402
 
 DATABASE = "loopguard_bench_live"
@@ -282,8 +295,12 @@ def _client(stage: Stage, positions: list[tuple[int, int]], barrier, results) ->
     results.put(asyncio.run(drive(stage, positions, barrier)))
 
 
-def run_stage(stage: Stage, session_ids: list[int], clients: int, server_pids: list[int]) -> dict:
-    """The stage over `clients` processes (forked: they share the text); the merged row."""
+def run_stage(
+    stage: Stage, session_ids: list[int], clients: int, server_pids: list[int], database: str, spy: Path | None = None
+) -> dict:
+    """The stage over `clients` processes (forked: they share the text); the
+    merged row. With `spy`, py-spy samples each server over the stage
+    (`spy_servers`)."""
     context = multiprocessing.get_context("fork")
     barrier = context.Barrier(clients + 1)
     results = context.Queue()
@@ -294,7 +311,11 @@ def run_stage(stage: Stage, session_ids: list[int], clients: int, server_pids: l
     for worker in workers:
         worker.start()
     barrier.wait()  # every client connected: the clock starts
+    spies = spy_servers(server_pids, stage.seconds, spy, len(session_ids)) if spy else []
+    postgres = BackendCpu(f"{POSTGRES}/postgres", database)
+    redis_pids = process_ids("redis-server")
     server_before, loops_before = _servers_cpu(server_pids), _servers_cpu(server_pids, main_thread=True)
+    redis_before = _servers_cpu(redis_pids)
     machine_before, wall_before = _machine_cpu(), time.monotonic()
     parts = [results.get() for _ in workers]
     wall = max(part["done_at"] for part in parts) - wall_before
@@ -302,6 +323,9 @@ def run_stage(stage: Stage, session_ids: list[int], clients: int, server_pids: l
     loops_cpu_s = _servers_cpu(server_pids, main_thread=True) - loops_before
     server_cpu = server_cpu_s / wall
     machine_cpu = (_machine_cpu() - machine_before) / wall
+    postgres_cpu, redis_cpu = postgres.stop() / wall, (_servers_cpu(redis_pids) - redis_before) / wall
+    for spy_process in spies:
+        spy_process.wait()
     for worker in workers:
         worker.join()
     start_at = min(part["start_at"] for part in parts)
@@ -327,6 +351,8 @@ def run_stage(stage: Stage, session_ids: list[int], clients: int, server_pids: l
         "p99": percentile(latencies, 0.99),
         "server_cpu": server_cpu,
         "own_cpu": sum(part["own_cpu_s"] for part in parts) / wall,
+        "postgres_cpu": postgres_cpu,  # the backends of the bench's database
+        "redis_cpu": redis_cpu,  # redis-server: the machine's one, whoever else uses it
         "machine_cpu": machine_cpu,
         "connect_s": max(part["connect_s"] for part in parts),
         "timeline": latency_timeline(sent_latencies, start_at),
@@ -342,6 +368,38 @@ def latency_timeline(sent_latencies: list[tuple[float, float]], start_at: float)
     return [
         (second, len(values), percentile(values, 0.5), percentile(values, 0.99), max(values))
         for second, values in sorted(by_second.items())
+    ]
+
+
+def spy_servers(pids: list[int], seconds: float, out: Path, k: int) -> list:
+    """py-spy sampling each server process (every thread, 100 a second,
+    only samples of a thread that is running) for `seconds`, from now:
+    collapsed stacks in `out`/daphne-<pid>-k<k>.txt (`bench/spy_summary.py`
+    sums them). Not paused to be sampled (`--nonblocking`), so the servers
+    run at their usual speed."""
+    import subprocess
+
+    out.mkdir(parents=True, exist_ok=True)
+    return [
+        subprocess.Popen(
+            [
+                str(Path(sys.executable).parent / "py-spy"),
+                "record",
+                "--pid",
+                str(pid),
+                "--duration",
+                str(max(1, int(seconds))),
+                "--format",
+                "raw",
+                "--threads",
+                "--nonblocking",
+                "--output",
+                str(out / f"daphne-{pid}-k{k}.txt"),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for pid in pids
     ]
 
 
@@ -425,7 +483,8 @@ def print_row(row: dict, rate: float, seconds: float) -> None:
         f" | {ms(row['p50'])} | {ms(row['p99'])} | {100 * row['server_cpu']:.0f} %"
         f" | {row['cpu_ms_message']:.3f} ({row['loop_ms_message']:.3f})"
         f" | {row['acks_message']:.2f} + {row['viewer_frames_message']:.2f}"
-        f" | {100 * row['own_cpu']:.0f} % | {100 * row['machine_cpu']:.0f} % | {row['connect_s']:.1f}"
+        f" | {100 * row['own_cpu']:.0f} % | {100 * row['postgres_cpu']:.0f} % | {100 * row['redis_cpu']:.0f} %"
+        f" | {100 * row['machine_cpu']:.0f} % | {row['connect_s']:.1f}"
         f" | {load_average()[13:]} |",
         flush=True,
     )
@@ -481,6 +540,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--profile-servers", action="store_true", help="cProfile the Daphne processes' event loops; print it at the end"
     )
+    parser.add_argument(
+        "--py-spy", type=Path, default=None, metavar="DIR",
+        help="sample the Daphne processes with py-spy over each stage, into DIR (bench/spy_summary.py)",
+    )  # fmt: skip
     parser.add_argument("--timeline", action="store_true", help="print each stage's latency per second of sending")
     parser.add_argument("--profile-ingest", type=int, nargs="?", const=2000, default=None, metavar="N",
                         help="profile live_ingest_batch in-process (default 2000 messages a batch size)")  # fmt: skip
@@ -516,14 +579,14 @@ def main(argv: list[str] | None = None) -> int:
         )
         print("| producers × rate | offered ev/s | acked ev/s | sent | messages | unacked | lost | p50 ms | p99 ms"
               " | daphne CPU | daphne CPU ms a message (event loops) | frames a message (acks + viewer)"
-              " | client CPU | machine CPU | connect s"
+              " | client CPU | PostgreSQL CPU | Redis CPU | machine CPU | connect s"
               " | load average after |")  # fmt: skip
-        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         ports, pids = [port for _, port in daphnes], [server.pid for server, _ in daphnes]
         for k in ramp:
             chosen, sessions = sessions[:k], sessions[k:]
             stage = Stage(ports, token, args.rate, batch, args.linger, seconds, text, k)
-            row = run_stage(stage, chosen, min(args.clients, k), pids)
+            row = run_stage(stage, chosen, min(args.clients, k), pids, args.database, args.py_spy)
             print_row(row, args.rate, seconds)
             if args.timeline:
                 print("  second: events p50/p99/max ms | " + " | ".join(

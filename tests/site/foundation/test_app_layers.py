@@ -19,6 +19,7 @@ LAYERS: list[set[str]] = [
         "celery",
         "channel_layers",
         "daphne_limits",
+        "frame_masks",
         "staticfinders",
         "embedded_worker",
         "storable",
