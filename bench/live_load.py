@@ -72,6 +72,7 @@ import pstats
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -89,6 +90,7 @@ from bench.lab_processes import (  # noqa: E402
     processes,
     start_daphne,
 )
+from bench.ws_client import DROPPED, WebSocketClient, connect  # noqa: E402
 from detector.evaluation import percentile  # noqa: E402
 
 DATABASE = "loopguard_bench_live"
@@ -132,26 +134,23 @@ class Stage:
     sessions: int  # K, for spreading the first sends
 
 
-async def open_socket(url: str, headers: dict, gate: asyncio.Semaphore):
-    from websockets.asyncio.client import connect
-
+async def open_socket(url: str, headers: dict, gate: asyncio.Semaphore) -> WebSocketClient:
     async with gate:
-        return await connect(url, additional_headers=headers, max_size=None, open_timeout=120)
+        return await connect(url, headers)
 
 
-async def view(socket_, counts: SessionCounts, latencies: list[tuple[float, float]], stop: asyncio.Event) -> None:
-    """Receive until told to stop; each event's latency is measured once (by
-    its seq), kept with its send time."""
-    from websockets.exceptions import ConnectionClosed
+def closed_by_server(counts: SessionCounts, who: str) -> Callable[[int | None], None]:
+    def record(code: int | None) -> None:
+        counts.closed.append(f"{who} {'dropped' if code is DROPPED else code}")
 
-    while not stop.is_set():
-        try:
-            raw = await asyncio.wait_for(socket_.recv(), timeout=0.5)
-        except TimeoutError:
-            continue
-        except ConnectionClosed as exc:
-            counts.closed.append(f"viewer {exc.rcvd.code if exc.rcvd else 'dropped'}")
-            return
+    return record
+
+
+def view(socket_: WebSocketClient, counts: SessionCounts, latencies: list[tuple[float, float]]) -> None:
+    """Count what the viewer receives from now on: each event's latency is
+    measured once (by its seq), kept with its send time."""
+
+    def received(raw: str) -> None:
         now = time.monotonic()
         events = json.loads(raw).get("events", ())
         counts.viewer_frames += bool(events)
@@ -160,36 +159,32 @@ async def view(socket_, counts: SessionCounts, latencies: list[tuple[float, floa
                 counts.received.add(event["seq"])
                 latencies.append((event["sent"], now - event["sent"]))
 
+    socket_.on_text, socket_.on_close = received, closed_by_server(counts, "viewer")
 
-async def produce(socket_, counts: SessionCounts, stage: Stage, text_start: int, start_at: float, end_at: float):
+
+async def produce(
+    socket_: WebSocketClient, counts: SessionCounts, stage: Stage, text_start: int, start_at: float, end_at: float
+):
     """Send `batch` events a message, `rate` events/s, from start_at to end_at
-    without waiting for acks (a reader counts them), then wait (bounded) for
-    the last ack. Counts are in events."""
+    without waiting for acks (they are counted as they come), then wait
+    (bounded) for the last ack. Counts are in events."""
 
-    from websockets.exceptions import ConnectionClosed
+    def answered(raw: str) -> None:
+        if raw.startswith(ACK_PREFIX):
+            counts.ack_frames += 1
+            counts.acked_messages = int(raw[len(ACK_PREFIX) : -1])
+            counts.acked, counts.last_ack_at = counts.upto[counts.acked_messages], time.monotonic()
+        elif "error" in json.loads(raw):
+            counts.errors += 1
 
-    async def read_answers() -> None:
-        try:
-            async for raw in socket_:
-                if raw.startswith(ACK_PREFIX):
-                    counts.ack_frames += 1
-                    counts.acked_messages = int(raw[len(ACK_PREFIX) : -1])
-                    counts.acked, counts.last_ack_at = counts.upto[counts.acked_messages], time.monotonic()
-                elif "error" in json.loads(raw):
-                    counts.errors += 1
-        except ConnectionClosed as exc:
-            counts.closed.append(f"producer {exc.rcvd.code if exc.rcvd else 'dropped'}")
-
-    reader = asyncio.create_task(read_answers())
+    socket_.on_text, socket_.on_close = answered, closed_by_server(counts, "producer")
     try:
-        await _send_all(socket_, counts, stage, text_start, start_at, end_at, reader)
-    except ConnectionClosed:
-        pass  # the reader records the close
-    reader.cancel()
-    await asyncio.gather(reader, return_exceptions=True)
+        await _send_all(socket_, counts, stage, text_start, start_at, end_at)
+    except ConnectionError:
+        pass  # on_close recorded it
 
 
-async def _send_all(socket_, counts: SessionCounts, stage: Stage, text_start, start_at, end_at, reader) -> None:
+async def _send_all(socket_: WebSocketClient, counts: SessionCounts, stage: Stage, text_start, start_at, end_at):
     """Events at `rate` a second, each stamped when it is made. Without a
     linger `batch` of them are made at once and sent; with one, as
     `LiveSession.send` batches them: the event that finds the batch's first
@@ -205,19 +200,19 @@ async def _send_all(socket_, counts: SessionCounts, stage: Stage, text_start, st
             first_at = first_at if events else now
             events.append({"type": "content", "text": text[offset : offset + DELTA_CHARS], "sent": now})
         if len(events) >= stage.batch or now - first_at >= stage.linger:
-            await _send_message(socket_, counts, events)
+            _send_message(socket_, counts, events)
             events = []
     if events:  # the producer's close flushes the last batch
-        await _send_message(socket_, counts, events)
+        _send_message(socket_, counts, events)
     drain_end = time.monotonic() + DRAIN_S
-    while counts.acked < counts.sent and time.monotonic() < drain_end and not reader.done():
+    while counts.acked < counts.sent and time.monotonic() < drain_end and not socket_.ended.done():
         await asyncio.sleep(0.1)
 
 
-async def _send_message(socket_, counts: SessionCounts, events: list[dict]) -> None:
+def _send_message(socket_: WebSocketClient, counts: SessionCounts, events: list[dict]) -> None:
     counts.messages += 1
     counts.upto.append(counts.upto[-1] + len(events))
-    await socket_.send(json.dumps({"seq": counts.messages, "events": events}))
+    socket_.send(json.dumps({"seq": counts.messages, "events": events}))
 
 
 async def drive(stage: Stage, positions: list[tuple[int, int]], barrier) -> dict:
@@ -228,7 +223,6 @@ async def drive(stage: Stage, positions: list[tuple[int, int]], barrier) -> dict
     gate = asyncio.Semaphore(CONNECT_AT_ONCE)
     counts = {sid: SessionCounts() for _, sid in positions}
     latencies: list[tuple[float, float]] = []
-    stop = asyncio.Event()
     ports = stage.ports
 
     def url(kind: str, server: int, sid: int, query: str = "") -> str:
@@ -243,10 +237,8 @@ async def drive(stage: Stage, positions: list[tuple[int, int]], barrier) -> dict
     )
     await asyncio.gather(*(sock.recv() for sock in producer_sockets))  # {"resume": 0}
     connect_s = time.monotonic() - connect_start
-    viewers = [
-        asyncio.create_task(view(v, counts[s], latencies, stop))
-        for v, (_, s) in zip(viewer_sockets, positions, strict=True)
-    ]
+    for viewer, (_, sid) in zip(viewer_sockets, positions, strict=True):
+        view(viewer, counts[sid], latencies)
     await asyncio.get_running_loop().run_in_executor(None, barrier.wait)
     own_before, start_at = _own_cpu(), time.monotonic() + 0.5  # the clients pass the barrier within a few ms
     # Each producer reads the corpus text from its own offset (no copy), and its first
@@ -262,8 +254,8 @@ async def drive(stage: Stage, positions: list[tuple[int, int]], barrier) -> dict
     while time.monotonic() < drain_end and any(len(c.received) < c.acked for c in counts.values()):
         await asyncio.sleep(0.1)
     own_cpu = _own_cpu() - own_before
-    stop.set()
-    await asyncio.gather(*viewers)
+    for sock in viewer_sockets + producer_sockets:
+        sock.on_text = sock.on_close = None  # our own closes are no server's
     await asyncio.gather(*(sock.close() for sock in viewer_sockets + producer_sockets))
     return {
         "sent": sum(c.sent for c in counts.values()),
