@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import os
 import socket
-import subprocess
-import sys
 
 from twisted.internet.protocol import Protocol
 from twisted.internet.testing import MemoryReactor
 
 from loopguard_site.direct_writes import DirectWriteServer
-from tests.shared_paths import REPO_ROOT
+from tests.loaded_server import printed_by_loaded_server
 
 
 def connection() -> tuple[DirectWriteServer, socket.socket, MemoryReactor]:
@@ -62,13 +60,5 @@ def test_a_write_to_a_lost_connection_is_dropped_as_before():
 
 
 def test_the_server_builds_its_connections_so():
-    load = (
-        "from daphne.utils import import_by_path; import_by_path('loopguard_site.asgi:application');"
-        "from twisted.internet import tcp; print(tcp.Port.transport.__name__)"
-    )
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "loopguard_site.settings", "PYTHONPATH": str(REPO_ROOT)}
-    result = subprocess.run(
-        [sys.executable, "-c", load], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120
-    )
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["DirectWriteServer"]
+    code = "from twisted.internet import tcp; print(tcp.Port.transport.__name__)"
+    assert printed_by_loaded_server(code) == ["DirectWriteServer"]

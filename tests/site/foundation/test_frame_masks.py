@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import os
 import random
-import subprocess
-import sys
 
 import pytest
 from autobahn.websocket.xormasker import create_xor_masker
 
 from loopguard_site.frame_masks import SMALL_FRAME, IntegerXorMasker, xor_masker
-from tests.shared_paths import REPO_ROOT
+from tests.loaded_server import printed_by_loaded_server
 
 
 def rfc_xor(mask: bytes, data: bytes) -> bytes:
@@ -46,13 +44,5 @@ def test_small_frames_get_the_integer_masker_and_larger_ones_autobahns():
 
 
 def test_the_server_unmasks_with_them():
-    load = (
-        "from daphne.utils import import_by_path; import_by_path('loopguard_site.asgi:application');"
-        "from autobahn.websocket import protocol; print(protocol.create_xor_masker.__module__)"
-    )
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "loopguard_site.settings", "PYTHONPATH": str(REPO_ROOT)}
-    result = subprocess.run(
-        [sys.executable, "-c", load], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120
-    )
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["loopguard_site.frame_masks"]
+    code = "from autobahn.websocket import protocol; print(protocol.create_xor_masker.__module__)"
+    assert printed_by_loaded_server(code) == ["loopguard_site.frame_masks"]
