@@ -22,7 +22,8 @@ viewer measures ingest-to-viewer latency.
 The load generator is `--clients P` processes (default 2), each driving its
 share of the sessions on its own event loop, so that it is not the
 bottleneck (and with its garbage collector off: its pauses would count as
-latency); their CPU is reported. `--timeline` prints each stage's latency
+latency), through the bench's own minimal WebSocket client
+(`bench/ws_client.py`, cheaper than `websockets`); their CPU is reported. `--timeline` prints each stage's latency
 per second of sending (events, p50, p99, max): whether a tail is the first
 seconds or a pause. After the stage, acks and viewers get a
 bounded drain (30 s): `unacked` = sent but not acknowledged by then (a
