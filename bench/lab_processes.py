@@ -175,6 +175,63 @@ def cpu_seconds(pid: int, thread: int | None = None) -> float:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
+def process_ids(command_name: str) -> list[int]:
+    """The ids of the processes whose command (/proc/PID/comm) is `command_name`."""
+    ids = []
+    for comm in Path("/proc").glob("[0-9]*/comm"):
+        try:
+            if comm.read_text().strip() == command_name:
+                ids.append(int(comm.parent.name))
+        except OSError:  # ended meanwhile
+            continue
+    return ids
+
+
+class BackendCpu:
+    """CPU seconds the PostgreSQL backends serving `database` used from
+    `start` (the constructor) to `stop`: their ids polled every `every`
+    seconds from pg_stat_activity (the watcher's own excluded), each one's
+    CPU from /proc at its first and last sight; a backend first seen after
+    the start counts from 0. A connection that opens and closes between two
+    polls is missed (the live ingest threads keep theirs while busy)."""
+
+    def __init__(self, database_url: str, database: str, every: float = 0.5):
+        self.url, self.database, self.every = database_url, database, every
+        self._first: dict[int, float] = {}
+        self._last: dict[int, float] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._started = threading.Event()
+        self._thread.start()
+        self._started.wait()
+
+    def _poll(self, watcher, at_start: bool) -> None:
+        for (pid,) in watcher.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()", (self.database,)
+        ):
+            try:
+                seconds = cpu_seconds(pid)
+            except OSError:  # ended meanwhile
+                continue
+            self._first.setdefault(pid, seconds if at_start else 0.0)
+            self._last[pid] = seconds
+
+    def _run(self) -> None:
+        import psycopg
+
+        with psycopg.connect(self.url, autocommit=True) as watcher:
+            self._poll(watcher, at_start=True)
+            self._started.set()
+            while not self._stop.wait(self.every):
+                self._poll(watcher, at_start=False)
+            self._poll(watcher, at_start=False)
+
+    def stop(self) -> float:
+        self._stop.set()
+        self._thread.join()
+        return sum(self._last[pid] - self._first[pid] for pid in self._last)
+
+
 def load_average() -> str:
     return "load average " + ", ".join(f"{value:.2f}" for value in os.getloadavg())
 

@@ -22,7 +22,8 @@ viewer measures ingest-to-viewer latency.
 The load generator is `--clients P` processes (default 2), each driving its
 share of the sessions on its own event loop, so that it is not the
 bottleneck (and with its garbage collector off: its pauses would count as
-latency); their CPU is reported. `--timeline` prints each stage's latency
+latency), through the bench's own minimal WebSocket client
+(`bench/ws_client.py`, cheaper than `websockets`); their CPU is reported. `--timeline` prints each stage's latency
 per second of sending (events, p50, p99, max): whether a tail is the first
 seconds or a pause. After the stage, acks and viewers get a
 bounded drain (30 s): `unacked` = sent but not acknowledged by then (a
@@ -34,7 +35,8 @@ ms a message, the event-loop threads' share in brackets, the rest being
 the ingest thread; less sensitive to a loaded machine than the rates;
 and the frames the server sent a message acknowledged, counted by the
 clients: acks, and events frames to the viewer),
-and the whole machine
+the PostgreSQL backends of the bench's database, redis-server (the
+machine's one: other users' work included), and the whole machine
 (every process, from /proc/stat: PostgreSQL and Redis included, and
 whatever else runs). The ramp stops at the first stage that misses the
 target (p99 over 250 ms, a lost event, a socket the server closed, or
@@ -43,7 +45,9 @@ a lost event or a closed socket stops it (every stage runs, however far
 behind the server falls).
 
 `--profile-servers` runs the Daphne processes under cProfile (their event
-loops) and prints the merged profile at the end.
+loops) and prints the merged profile at the end. `--py-spy DIR` samples
+them with py-spy instead (every thread, at their usual speed; cProfile
+slows them about twentyfold): `bench/spy_summary.py DIR/*.txt` sums it.
 
 `--profile-ingest` instead times `live_ingest_batch` in this process for
 batches of 1 to 500 one-event messages of as many sessions, then cProfiles
@@ -69,13 +73,25 @@ import pstats
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.detector_speed import corpus_texts  # noqa: E402
-from bench.lab_processes import HOST, bench_lab, cpu_seconds, load_average, processes, start_daphne  # noqa: E402
+from bench.lab_processes import (  # noqa: E402
+    HOST,
+    POSTGRES,
+    BackendCpu,
+    bench_lab,
+    cpu_seconds,
+    load_average,
+    process_ids,
+    processes,
+    start_daphne,
+)
+from bench.ws_client import DROPPED, WebSocketClient, connect  # noqa: E402
 from detector.evaluation import percentile  # noqa: E402
 
 DATABASE = "loopguard_bench_live"
@@ -119,26 +135,23 @@ class Stage:
     sessions: int  # K, for spreading the first sends
 
 
-async def open_socket(url: str, headers: dict, gate: asyncio.Semaphore):
-    from websockets.asyncio.client import connect
-
+async def open_socket(url: str, headers: dict, gate: asyncio.Semaphore) -> WebSocketClient:
     async with gate:
-        return await connect(url, additional_headers=headers, max_size=None, open_timeout=120)
+        return await connect(url, headers)
 
 
-async def view(socket_, counts: SessionCounts, latencies: list[tuple[float, float]], stop: asyncio.Event) -> None:
-    """Receive until told to stop; each event's latency is measured once (by
-    its seq), kept with its send time."""
-    from websockets.exceptions import ConnectionClosed
+def closed_by_server(counts: SessionCounts, who: str) -> Callable[[int | None], None]:
+    def record(code: int | None) -> None:
+        counts.closed.append(f"{who} {'dropped' if code is DROPPED else code}")
 
-    while not stop.is_set():
-        try:
-            raw = await asyncio.wait_for(socket_.recv(), timeout=0.5)
-        except TimeoutError:
-            continue
-        except ConnectionClosed as exc:
-            counts.closed.append(f"viewer {exc.rcvd.code if exc.rcvd else 'dropped'}")
-            return
+    return record
+
+
+def view(socket_: WebSocketClient, counts: SessionCounts, latencies: list[tuple[float, float]]) -> None:
+    """Count what the viewer receives from now on: each event's latency is
+    measured once (by its seq), kept with its send time."""
+
+    def received(raw: str) -> None:
         now = time.monotonic()
         events = json.loads(raw).get("events", ())
         counts.viewer_frames += bool(events)
@@ -147,36 +160,32 @@ async def view(socket_, counts: SessionCounts, latencies: list[tuple[float, floa
                 counts.received.add(event["seq"])
                 latencies.append((event["sent"], now - event["sent"]))
 
+    socket_.on_text, socket_.on_close = received, closed_by_server(counts, "viewer")
 
-async def produce(socket_, counts: SessionCounts, stage: Stage, text_start: int, start_at: float, end_at: float):
+
+async def produce(
+    socket_: WebSocketClient, counts: SessionCounts, stage: Stage, text_start: int, start_at: float, end_at: float
+):
     """Send `batch` events a message, `rate` events/s, from start_at to end_at
-    without waiting for acks (a reader counts them), then wait (bounded) for
-    the last ack. Counts are in events."""
+    without waiting for acks (they are counted as they come), then wait
+    (bounded) for the last ack. Counts are in events."""
 
-    from websockets.exceptions import ConnectionClosed
+    def answered(raw: str) -> None:
+        if raw.startswith(ACK_PREFIX):
+            counts.ack_frames += 1
+            counts.acked_messages = int(raw[len(ACK_PREFIX) : -1])
+            counts.acked, counts.last_ack_at = counts.upto[counts.acked_messages], time.monotonic()
+        elif "error" in json.loads(raw):
+            counts.errors += 1
 
-    async def read_answers() -> None:
-        try:
-            async for raw in socket_:
-                if raw.startswith(ACK_PREFIX):
-                    counts.ack_frames += 1
-                    counts.acked_messages = int(raw[len(ACK_PREFIX) : -1])
-                    counts.acked, counts.last_ack_at = counts.upto[counts.acked_messages], time.monotonic()
-                elif "error" in json.loads(raw):
-                    counts.errors += 1
-        except ConnectionClosed as exc:
-            counts.closed.append(f"producer {exc.rcvd.code if exc.rcvd else 'dropped'}")
-
-    reader = asyncio.create_task(read_answers())
+    socket_.on_text, socket_.on_close = answered, closed_by_server(counts, "producer")
     try:
-        await _send_all(socket_, counts, stage, text_start, start_at, end_at, reader)
-    except ConnectionClosed:
-        pass  # the reader records the close
-    reader.cancel()
-    await asyncio.gather(reader, return_exceptions=True)
+        await _send_all(socket_, counts, stage, text_start, start_at, end_at)
+    except ConnectionError:
+        pass  # on_close recorded it
 
 
-async def _send_all(socket_, counts: SessionCounts, stage: Stage, text_start, start_at, end_at, reader) -> None:
+async def _send_all(socket_: WebSocketClient, counts: SessionCounts, stage: Stage, text_start, start_at, end_at):
     """Events at `rate` a second, each stamped when it is made. Without a
     linger `batch` of them are made at once and sent; with one, as
     `LiveSession.send` batches them: the event that finds the batch's first
@@ -192,19 +201,19 @@ async def _send_all(socket_, counts: SessionCounts, stage: Stage, text_start, st
             first_at = first_at if events else now
             events.append({"type": "content", "text": text[offset : offset + DELTA_CHARS], "sent": now})
         if len(events) >= stage.batch or now - first_at >= stage.linger:
-            await _send_message(socket_, counts, events)
+            _send_message(socket_, counts, events)
             events = []
     if events:  # the producer's close flushes the last batch
-        await _send_message(socket_, counts, events)
+        _send_message(socket_, counts, events)
     drain_end = time.monotonic() + DRAIN_S
-    while counts.acked < counts.sent and time.monotonic() < drain_end and not reader.done():
+    while counts.acked < counts.sent and time.monotonic() < drain_end and not socket_.ended.done():
         await asyncio.sleep(0.1)
 
 
-async def _send_message(socket_, counts: SessionCounts, events: list[dict]) -> None:
+def _send_message(socket_: WebSocketClient, counts: SessionCounts, events: list[dict]) -> None:
     counts.messages += 1
     counts.upto.append(counts.upto[-1] + len(events))
-    await socket_.send(json.dumps({"seq": counts.messages, "events": events}))
+    socket_.send(json.dumps({"seq": counts.messages, "events": events}))
 
 
 async def drive(stage: Stage, positions: list[tuple[int, int]], barrier) -> dict:
@@ -215,7 +224,6 @@ async def drive(stage: Stage, positions: list[tuple[int, int]], barrier) -> dict
     gate = asyncio.Semaphore(CONNECT_AT_ONCE)
     counts = {sid: SessionCounts() for _, sid in positions}
     latencies: list[tuple[float, float]] = []
-    stop = asyncio.Event()
     ports = stage.ports
 
     def url(kind: str, server: int, sid: int, query: str = "") -> str:
@@ -230,10 +238,8 @@ async def drive(stage: Stage, positions: list[tuple[int, int]], barrier) -> dict
     )
     await asyncio.gather(*(sock.recv() for sock in producer_sockets))  # {"resume": 0}
     connect_s = time.monotonic() - connect_start
-    viewers = [
-        asyncio.create_task(view(v, counts[s], latencies, stop))
-        for v, (_, s) in zip(viewer_sockets, positions, strict=True)
-    ]
+    for viewer, (_, sid) in zip(viewer_sockets, positions, strict=True):
+        view(viewer, counts[sid], latencies)
     await asyncio.get_running_loop().run_in_executor(None, barrier.wait)
     own_before, start_at = _own_cpu(), time.monotonic() + 0.5  # the clients pass the barrier within a few ms
     # Each producer reads the corpus text from its own offset (no copy), and its first
@@ -249,8 +255,8 @@ async def drive(stage: Stage, positions: list[tuple[int, int]], barrier) -> dict
     while time.monotonic() < drain_end and any(len(c.received) < c.acked for c in counts.values()):
         await asyncio.sleep(0.1)
     own_cpu = _own_cpu() - own_before
-    stop.set()
-    await asyncio.gather(*viewers)
+    for sock in viewer_sockets + producer_sockets:
+        sock.on_text = sock.on_close = None  # our own closes are no server's
     await asyncio.gather(*(sock.close() for sock in viewer_sockets + producer_sockets))
     return {
         "sent": sum(c.sent for c in counts.values()),
@@ -282,8 +288,12 @@ def _client(stage: Stage, positions: list[tuple[int, int]], barrier, results) ->
     results.put(asyncio.run(drive(stage, positions, barrier)))
 
 
-def run_stage(stage: Stage, session_ids: list[int], clients: int, server_pids: list[int]) -> dict:
-    """The stage over `clients` processes (forked: they share the text); the merged row."""
+def run_stage(
+    stage: Stage, session_ids: list[int], clients: int, server_pids: list[int], database: str, spy: Path | None = None
+) -> dict:
+    """The stage over `clients` processes (forked: they share the text); the
+    merged row. With `spy`, py-spy samples each server over the stage
+    (`spy_servers`)."""
     context = multiprocessing.get_context("fork")
     barrier = context.Barrier(clients + 1)
     results = context.Queue()
@@ -294,7 +304,11 @@ def run_stage(stage: Stage, session_ids: list[int], clients: int, server_pids: l
     for worker in workers:
         worker.start()
     barrier.wait()  # every client connected: the clock starts
+    spies = spy_servers(server_pids, stage.seconds, spy, len(session_ids)) if spy else []
+    postgres = BackendCpu(f"{POSTGRES}/postgres", database)
+    redis_pids = process_ids("redis-server")
     server_before, loops_before = _servers_cpu(server_pids), _servers_cpu(server_pids, main_thread=True)
+    redis_before = _servers_cpu(redis_pids)
     machine_before, wall_before = _machine_cpu(), time.monotonic()
     parts = [results.get() for _ in workers]
     wall = max(part["done_at"] for part in parts) - wall_before
@@ -302,6 +316,9 @@ def run_stage(stage: Stage, session_ids: list[int], clients: int, server_pids: l
     loops_cpu_s = _servers_cpu(server_pids, main_thread=True) - loops_before
     server_cpu = server_cpu_s / wall
     machine_cpu = (_machine_cpu() - machine_before) / wall
+    postgres_cpu, redis_cpu = postgres.stop() / wall, (_servers_cpu(redis_pids) - redis_before) / wall
+    for spy_process in spies:
+        spy_process.wait()
     for worker in workers:
         worker.join()
     start_at = min(part["start_at"] for part in parts)
@@ -327,6 +344,8 @@ def run_stage(stage: Stage, session_ids: list[int], clients: int, server_pids: l
         "p99": percentile(latencies, 0.99),
         "server_cpu": server_cpu,
         "own_cpu": sum(part["own_cpu_s"] for part in parts) / wall,
+        "postgres_cpu": postgres_cpu,  # the backends of the bench's database
+        "redis_cpu": redis_cpu,  # redis-server: the machine's one, whoever else uses it
         "machine_cpu": machine_cpu,
         "connect_s": max(part["connect_s"] for part in parts),
         "timeline": latency_timeline(sent_latencies, start_at),
@@ -342,6 +361,38 @@ def latency_timeline(sent_latencies: list[tuple[float, float]], start_at: float)
     return [
         (second, len(values), percentile(values, 0.5), percentile(values, 0.99), max(values))
         for second, values in sorted(by_second.items())
+    ]
+
+
+def spy_servers(pids: list[int], seconds: float, out: Path, k: int) -> list:
+    """py-spy sampling each server process (every thread, 100 a second,
+    only samples of a thread that is running) for `seconds`, from now:
+    collapsed stacks in `out`/daphne-<pid>-k<k>.txt (`bench/spy_summary.py`
+    sums them). Not paused to be sampled (`--nonblocking`), so the servers
+    run at their usual speed."""
+    import subprocess
+
+    out.mkdir(parents=True, exist_ok=True)
+    return [
+        subprocess.Popen(
+            [
+                str(Path(sys.executable).parent / "py-spy"),
+                "record",
+                "--pid",
+                str(pid),
+                "--duration",
+                str(max(1, int(seconds))),
+                "--format",
+                "raw",
+                "--threads",
+                "--nonblocking",
+                "--output",
+                str(out / f"daphne-{pid}-k{k}.txt"),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for pid in pids
     ]
 
 
@@ -425,7 +476,8 @@ def print_row(row: dict, rate: float, seconds: float) -> None:
         f" | {ms(row['p50'])} | {ms(row['p99'])} | {100 * row['server_cpu']:.0f} %"
         f" | {row['cpu_ms_message']:.3f} ({row['loop_ms_message']:.3f})"
         f" | {row['acks_message']:.2f} + {row['viewer_frames_message']:.2f}"
-        f" | {100 * row['own_cpu']:.0f} % | {100 * row['machine_cpu']:.0f} % | {row['connect_s']:.1f}"
+        f" | {100 * row['own_cpu']:.0f} % | {100 * row['postgres_cpu']:.0f} % | {100 * row['redis_cpu']:.0f} %"
+        f" | {100 * row['machine_cpu']:.0f} % | {row['connect_s']:.1f}"
         f" | {load_average()[13:]} |",
         flush=True,
     )
@@ -481,6 +533,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--profile-servers", action="store_true", help="cProfile the Daphne processes' event loops; print it at the end"
     )
+    parser.add_argument(
+        "--py-spy", type=Path, default=None, metavar="DIR",
+        help="sample the Daphne processes with py-spy over each stage, into DIR (bench/spy_summary.py)",
+    )  # fmt: skip
     parser.add_argument("--timeline", action="store_true", help="print each stage's latency per second of sending")
     parser.add_argument("--profile-ingest", type=int, nargs="?", const=2000, default=None, metavar="N",
                         help="profile live_ingest_batch in-process (default 2000 messages a batch size)")  # fmt: skip
@@ -516,14 +572,14 @@ def main(argv: list[str] | None = None) -> int:
         )
         print("| producers × rate | offered ev/s | acked ev/s | sent | messages | unacked | lost | p50 ms | p99 ms"
               " | daphne CPU | daphne CPU ms a message (event loops) | frames a message (acks + viewer)"
-              " | client CPU | machine CPU | connect s"
+              " | client CPU | PostgreSQL CPU | Redis CPU | machine CPU | connect s"
               " | load average after |")  # fmt: skip
-        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         ports, pids = [port for _, port in daphnes], [server.pid for server, _ in daphnes]
         for k in ramp:
             chosen, sessions = sessions[:k], sessions[k:]
             stage = Stage(ports, token, args.rate, batch, args.linger, seconds, text, k)
-            row = run_stage(stage, chosen, min(args.clients, k), pids)
+            row = run_stage(stage, chosen, min(args.clients, k), pids, args.database, args.py_spy)
             print_row(row, args.rate, seconds)
             if args.timeline:
                 print("  second: events p50/p99/max ms | " + " | ".join(

@@ -32,7 +32,9 @@ def session_events_post(request: HttpRequest, pk: int) -> JsonResponse:
     if message.seq is None:
         result = live_session_close(session_id=pk)
     else:
-        result = live_ingest(session_id=pk, seq=message.seq, events=message.events, close=message.close)
+        result = live_ingest(
+            session_id=pk, seq=message.seq, events=message.events, close=message.close, texts=message.texts
+        )
     return JsonResponse({"ack": result.ack, "detections": result.detections, "state": result.state})
 
 

@@ -5,8 +5,12 @@ its queue; the thread takes every message waiting there (from all the
 process's sockets, up to MAX_BATCH), stores them with one
 `live_ingest_batch` (one transaction, one durable commit), and hands each
 socket its outcome. Messages that arrive while a batch is written make the
-next batch, so the busier the sockets, the bigger the batches: no timer
-holds a lone message back. The thread keeps its database connection between
+next batch, so the busier the sockets, the bigger the batches; and a
+message waits up to GATHER_SECONDS from its receipt for others to join it,
+so that at a rate the server keeps up with a batch still holds several
+(a batch's round trips to PostgreSQL and Redis, its commit and its hand-over
+to the loop cost the server more than a one-event message's own work:
+BENCHMARKS.md, section 4). The thread keeps its database connection between
 batches (channels' `database_sync_to_async` would open one per message with
 CONN_MAX_AGE = 0, and run all sockets' calls on one shared thread) and
 closes it after IDLE_SECONDS without a message (and collects garbage then,
@@ -28,6 +32,7 @@ import gc
 import logging
 import queue
 import threading
+import time
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -41,6 +46,7 @@ from .services import IngestRequest, IngestResult, live_ingest_batch
 log = logging.getLogger(__name__)
 
 MAX_BATCH = 2000  # messages a batch takes at most
+GATHER_SECONDS = 0.01  # a message waits at most this long from its receipt for others to share its batch
 IDLE_SECONDS = 1.0  # an idle thread closes its database connection after this
 IDLE_COLLECT_GROWTH = 0.1  # an idle thread collects garbage once long-lived objects grew by this fraction
 
@@ -52,7 +58,7 @@ class ProducerSocketAnswers(Protocol):
         """The outcomes of the socket's messages that one batch stored, in the order they were submitted."""
 
 
-_Job = tuple[IngestRequest, ProducerSocketAnswers, asyncio.AbstractEventLoop]
+_Job = tuple[IngestRequest, ProducerSocketAnswers, asyncio.AbstractEventLoop, float]  # float: received (monotonic)
 _Answer = tuple[IngestRequest, ProducerSocketAnswers, Outcome]
 
 
@@ -73,7 +79,7 @@ class IngestWorker:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="live-ingest", daemon=True)
                 self._thread.start()
-            self._jobs.put((request, socket, asyncio.get_running_loop()))
+            self._jobs.put((request, socket, asyncio.get_running_loop(), time.monotonic()))
 
     def stop(self) -> None:
         """Finish the messages queued, close the database connection, end the
@@ -94,12 +100,13 @@ class IngestWorker:
                 self.collect_if_grown()
                 continue
             jobs: list[_Job] = []
+            gathered_by = job[3] + GATHER_SECONDS if job is not None else 0.0
             while job is not None:
                 jobs.append(job)
                 if len(jobs) == MAX_BATCH:
                     break
                 try:
-                    job = self._jobs.get_nowait()
+                    job = self._jobs.get(timeout=max(0.0, gathered_by - time.monotonic()))
                 except queue.Empty:
                     break
             self._store(jobs)
@@ -123,13 +130,13 @@ class IngestWorker:
 
     def _store(self, jobs: list[_Job]) -> None:
         try:
-            outcomes: list = live_ingest_batch([request for request, _, _ in jobs])
+            outcomes: list = live_ingest_batch([request for request, *_ in jobs])
         except Exception as exc:  # the database failed the batch: every socket of it hears so
             log.exception("a live ingest batch of %d messages failed", len(jobs))
             connection.close()  # a broken connection is replaced with the next batch
             outcomes = [exc] * len(jobs)
         by_loop: dict[asyncio.AbstractEventLoop, list[_Answer]] = {}
-        for (request, socket, loop), outcome in zip(jobs, outcomes, strict=True):
+        for (request, socket, loop, _), outcome in zip(jobs, outcomes, strict=True):
             by_loop.setdefault(loop, []).append((request, socket, outcome))
         for loop, answers in by_loop.items():
             try:

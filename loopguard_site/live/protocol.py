@@ -11,9 +11,8 @@ out, or a `FieldError` naming the field.
 
 from __future__ import annotations
 
-import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import parse_qs
 
 from django.conf import settings
@@ -22,6 +21,7 @@ from detector import EventError, validate_event
 from detector.json_depth import json_depth_at, json_depth_problem
 from loopguard_site.errors import FieldError
 from loopguard_site.storable import unstorable_event
+from loopguard_site.transcripts.event_rows import event_json_finite
 
 MAX_EVENTS_PER_MESSAGE = 10_000
 
@@ -31,6 +31,7 @@ class IngestMessage:
     seq: int | None  # None: a bare close
     events: list[dict]
     close: bool = False
+    texts: list[str] = field(default_factory=list)  # each event's JSON text as stored (`event_json`)
 
 
 _SEQ_MEMBER = re.compile(r'"seq"\s*:\s*(\d{1,18})\b')
@@ -50,8 +51,9 @@ def too_deep(text: str) -> tuple[FieldError, int | None] | None:
 def parse_message(data: object) -> IngestMessage:
     """Check one producer message.
 
-    >>> parse_message({"seq": 1, "event": {"type": "content", "text": "Hi"}})
-    IngestMessage(seq=1, events=[{'type': 'content', 'text': 'Hi'}], close=False)
+    >>> message = parse_message({"seq": 1, "event": {"type": "content", "text": "Hi"}})
+    >>> message.seq, message.events, message.close, message.texts
+    (1, [{'type': 'content', 'text': 'Hi'}], False, ['{"type": "content", "text": "Hi"}'])
     >>> parse_message({"seq": 2, "events": [{"type": "content"}]})
     Traceback (most recent call last):
     ...
@@ -84,22 +86,25 @@ def parse_message(data: object) -> IngestMessage:
         except EventError as exc:
             field = f"{where}.{exc.field}" if exc.field else where
             raise FieldError(f"{field}: {exc}", field=field) from exc
-    _check_storable(key, events)
-    return IngestMessage(seq=seq, events=events, close=close)
+    texts = _storable_texts(key, events)
+    return IngestMessage(seq=seq, events=events, close=close, texts=texts)
 
 
-def _check_storable(key: str, events: list[dict]) -> None:
-    """Refuse what the database cannot store (NUL, lone surrogates, NaN)."""
+def _storable_texts(key: str, events: list[dict]) -> list[str]:
+    """Each event's JSON text as stored; refuse what the database cannot
+    store (NUL, lone surrogates, NaN). The check needs the texts anyway, and
+    the ingest stores them as they are: each event is encoded once."""
     try:
-        text = json.dumps(events, ensure_ascii=False, allow_nan=False)
+        texts = [event_json_finite(event) for event in events]
     except ValueError:  # NaN or Infinity (what a number past a float's range parses to)
-        text = None
-    if problem := unstorable_event(events, text):
+        texts = None
+    if problem := unstorable_event(events, None if texts is None else "\n".join(texts)):
         number, path, what = problem
         where = key if key == "event" else f"events[{number - 1}]"
         raise FieldError(f"{where}.{path} holds {what}", field=f"{where}.{path}")
-    if text is None:
+    if texts is None:
         raise FieldError(f"{key} holds NaN or Infinity, which JSON has not", field=key)
+    return texts
 
 
 @dataclass(frozen=True)

@@ -73,6 +73,7 @@ class IngestRequest:
     events: list[dict]
     close: bool = False
     token_key: str | None = None
+    texts: list[str] | None = None  # each event's JSON text as stored, when the caller has it (`parse_message`'s)
 
 
 @dataclass(frozen=True)
@@ -251,12 +252,13 @@ def _ingest_one(ingesting: _Ingesting, request: IngestRequest, new_events: list,
     first = session.event_count + 1
     found: list[tuple[int, Found]] = []
     checkpoints: list[tuple[int, Checkpoint]] = []
-    texts = []
+    texts = [] if request.texts is None else request.texts
     for offset, event in enumerate(events):
         try:
             found.extend((first + offset, detection) for detection in monitor.feed(event))
             checkpoints.extend((first + offset, checkpoint) for checkpoint in monitor.take_checkpoints())
-            texts.append(event_json(event))
+            if request.texts is None:
+                texts.append(event_json(event))
         except Exception as exc:  # noqa: BLE001 - whatever it was, it is this message's alone
             raise _MessageFailed(f"events[{offset}]", exc) from exc
     detections = []
@@ -336,10 +338,15 @@ def live_ingest_batch(requests: Sequence[IngestRequest]) -> list[IngestResult | 
     return [outcomes[index] for index in range(len(requests))]
 
 
-def live_ingest(*, session_id: int, seq: int, events: list[dict], close: bool = False) -> IngestResult:
+def live_ingest(
+    *, session_id: int, seq: int, events: list[dict], close: bool = False, texts: list[str] | None = None
+) -> IngestResult:
     """Store one producer message (an HTTP batch, a proxied stream) and
-    forward it to the session's viewers; `FieldError` if it is refused."""
-    [outcome] = live_ingest_batch([IngestRequest(session_id=session_id, seq=seq, events=events, close=close)])
+    forward it to the session's viewers; `FieldError` if it is refused.
+    `texts`: as `IngestRequest`'s."""
+    [outcome] = live_ingest_batch(
+        [IngestRequest(session_id=session_id, seq=seq, events=events, close=close, texts=texts)]
+    )
     if isinstance(outcome, FieldError):
         raise outcome
     if outcome.viewer_texts:

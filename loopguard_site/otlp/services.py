@@ -146,6 +146,8 @@ def _requests(session_id: int, events: list[dict], close: bool) -> list[IngestRe
         last = number == len(chunks) - 1
         message = parse_message({"seq": first + number, "events": chunk, "close": close and last})
         requests.append(
-            IngestRequest(session_id=session_id, seq=message.seq, events=message.events, close=message.close)
+            IngestRequest(
+                session_id=session_id, seq=message.seq, events=message.events, close=message.close, texts=message.texts
+            )
         )
     return requests

@@ -180,7 +180,9 @@ class Recorder:
             return None
         try:
             message = parse_message({"seq": self.seq + 1, "events": events})
-            result = live_ingest(session_id=self.session_id, seq=message.seq, events=message.events)
+            result = live_ingest(
+                session_id=self.session_id, seq=message.seq, events=message.events, texts=message.texts
+            )
         except FieldError as exc:  # text the database cannot store, or the session was closed meanwhile
             logger.warning("proxy session %s: recording stopped: %s", self.session_id, exc)
             self.broken = True

@@ -28,11 +28,17 @@ _FIELDS = ("session", "seq", "type", "data")
 
 # `json.dumps(event, ensure_ascii=False)` builds an encoder per call: a third of its time.
 _ENCODER = json.JSONEncoder(ensure_ascii=False)
+_FINITE_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
 
 
 def event_json(event: dict) -> str:
     """The event's JSON text as `JSONField` stores it (`json.dumps(event, ensure_ascii=False)`)."""
     return _ENCODER.encode(event)
+
+
+def event_json_finite(event: dict) -> str:
+    """`event_json`, or ValueError for an event holding NaN or Infinity (which JSON has not)."""
+    return _FINITE_ENCODER.encode(event)
 
 
 # A text chunk without a time stamp (most of a stream) as stored JSON text

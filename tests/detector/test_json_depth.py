@@ -10,7 +10,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from detector.json_depth import json_max_depth
+from detector.json_depth import json_depth_problem, json_max_depth
 
 TRICKY = st.text(alphabet='ab"\\[]{}\n\t/u', max_size=6)
 VALUES = st.recursive(
@@ -45,3 +45,23 @@ def test_json_lines_nest_as_deep_as_their_deepest_line(values):
 def test_brackets_and_escapes_inside_strings_do_not_count():
     assert json_max_depth('{"a": "\\\\", "b": ["\\"]]]", "[[[\\\\"]}') == 2
     assert json_max_depth(b'["\\\\\\"{{{", {"k\\\\": [[]]}]') == 4
+
+
+@settings(deadline=None, max_examples=500)
+@given(VALUES, st.integers(min_value=0, max_value=4), st.booleans())
+def test_a_problem_is_found_exactly_when_the_value_nests_past_the_limit(value, limit, as_bytes):
+    # small limits: texts with fewer opening brackets than the limit are
+    # passed on their count, the others scanned; strings full of brackets
+    # make the count a loose bound
+    text = json.dumps(value).encode() if as_bytes else json.dumps(value)
+    problem = json_depth_problem(text, limit)
+    assert (problem is not None) == (walked_depth(value) > limit)
+    if problem is not None:
+        assert problem.depth == limit + 1
+
+
+def test_brackets_in_strings_pass_a_count_over_the_limit_when_the_nesting_is_within_it():
+    text = '{"a": "[[[{{{", "b": [1]}'  # 8 opening brackets, nested 2 deep
+    assert json_depth_problem(text, 2) is None
+    assert json_depth_problem(text.encode(), 2) is None
+    assert json_depth_problem(text, 1).path == "b"

@@ -19,6 +19,8 @@ LAYERS: list[set[str]] = [
         "celery",
         "channel_layers",
         "daphne_limits",
+        "frame_masks",
+        "direct_writes",
         "staticfinders",
         "embedded_worker",
         "storable",

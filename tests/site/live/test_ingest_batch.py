@@ -85,6 +85,26 @@ def test_a_deleted_session_refuses_its_message_and_not_the_others(producer):
     assert (outcomes[1].ack, stored(kept)) == (1, [(1, content("y"))])
 
 
+def test_a_message_with_its_events_texts_is_stored_from_them_not_encoded_again(producer, monkeypatch):
+    with_texts, without = (session_create_live(model="m", uploader=producer.user) for _ in range(2))
+
+    def encoded_again(event):
+        raise AssertionError("encoded again")
+
+    monkeypatch.setattr(services, "event_json", encoded_again)  # a message without texts fails on it
+
+    [outcome] = live_ingest_batch(
+        [IngestRequest(with_texts.pk, 1, [content("x")], texts=['{"type": "content", "text": "x"}'])]
+    )
+    assert (outcome.ack, stored(with_texts)) == (1, [(1, content("x"))])
+    assert outcome.viewer_texts == ['{"events": [{"type": "content", "text": "x", "seq": 1}]}']
+    [refused] = live_ingest_batch([IngestRequest(without.pk, 1, [content("y")])])
+    assert (str(refused), stored(without)) == (
+        "seq 1: events[0] could not be processed (AssertionError: encoded again); nothing of the message was stored",
+        [],
+    )
+
+
 def test_sessions_pickle_their_monitors_each_at_its_own_interval(producer, monkeypatch):
     """Sessions started together must not all pickle their Monitors in the
     same batch: each has its own interval, within MONITOR_SAVE_EVENTS."""

@@ -9,6 +9,7 @@ from loopguard_site.errors import FieldError
 from loopguard_site.live.protocol import MAX_EVENTS_PER_MESSAGE, IngestMessage, parse_message
 
 HELLO = {"type": "content", "text": "Hello"}
+HELLO_TEXT = '{"type": "content", "text": "Hello"}'
 TIMED = {**HELLO, "t": 1.5, "extra": "kept"}
 SHOUT = {"type": "shout"}
 NUL_USER = {"type": "user", "text": "a\x00b"}
@@ -20,14 +21,26 @@ NON_EMPTY = "events must be a non-empty list of events"
 @pytest.mark.parametrize(
     ("message", "expected"),
     [
-        ({"seq": 1, "event": HELLO}, IngestMessage(1, [HELLO])),
-        ({"seq": 7, "events": [HELLO, {"type": "finish"}]}, IngestMessage(7, [HELLO, {"type": "finish"}])),
+        ({"seq": 1, "event": HELLO}, IngestMessage(1, [HELLO], texts=[HELLO_TEXT])),
+        (
+            {"seq": 7, "events": [HELLO, {"type": "finish"}]},
+            IngestMessage(7, [HELLO, {"type": "finish"}], texts=[HELLO_TEXT, '{"type": "finish"}']),
+        ),
         ({"close": True}, IngestMessage(None, [], close=True)),
-        ({"seq": 2, "event": HELLO, "close": True}, IngestMessage(2, [HELLO], close=True)),
-        ({"seq": 3, "event": TIMED}, IngestMessage(3, [TIMED])),
+        ({"seq": 2, "event": HELLO, "close": True}, IngestMessage(2, [HELLO], close=True, texts=[HELLO_TEXT])),
+        (
+            {"seq": 3, "event": {**TIMED, "text": "héllo"}},
+            IngestMessage(
+                3,
+                [{**TIMED, "text": "héllo"}],
+                texts=['{"type": "content", "text": "héllo", "t": 1.5, "extra": "kept"}'],
+            ),
+        ),
     ],
 )
 def test_it_accepts_the_protocol_messages(message, expected):
+    """With each event's JSON text as the events table stores it (UTF-8, not
+    `\\u` escapes), which the ingest stores as it is."""
     assert parse_message(message) == expected
 
 
@@ -73,4 +86,4 @@ def test_the_docstring_examples_run():
     from loopguard_site.live import protocol
 
     assert doctest.testmod(protocol).failed == 0
-    assert doctest.testmod(protocol).attempted == 2
+    assert doctest.testmod(protocol).attempted == 3

@@ -1,0 +1,112 @@
+"""The event loop's own work on a producer's message, step by step, timed in
+process (`time.process_time`, best of `--repeat` rounds, each
+`--messages` messages): how each step of issue 20's third round
+(BENCHMARKS.md, section 4) compares with what it replaced. The steps are
+the same calls the server makes; the "before" column is the code they
+replaced, written out here.
+
+    .venv/bin/python bench/live_message_costs.py [--events 1 8] [--messages 20000] [--repeat 5]
+
+Per message of N `content` events of 16 characters (with a `sent` time, as
+`live_load.py` sends them):
+
+- unmask: the client frame's payload (autobahn's native masker built per
+  frame, before; `frame_masks.xor_masker`, after);
+- depth: the depth check of the text (`json_depth_problem`);
+- decode: the JSON parse (`json.loads(text, parse_constant=...)`, before;
+  one decoder kept, after);
+- check and encode: the storable check (`json.dumps` of the events, then
+  each event encoded again by the ingest thread to be stored, before;
+  `parse_message`'s texts, stored as they are, after).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "loopguard_site.settings")
+
+
+def best_us(step, items: list, repeat: int) -> float:
+    """The least CPU µs an item over `repeat` rounds of `step` on every item."""
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.process_time()
+        for item in items:
+            step(item)
+        best = min(best, time.process_time() - start)
+    return 1e6 * best / len(items)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, nargs="+", default=[1, 8], help="events a message (default 1 8)")
+    parser.add_argument("--messages", type=int, default=20_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args(argv)
+
+    import django
+
+    django.setup()
+    from autobahn.websocket.xormasker import create_xor_masker
+    from django.conf import settings
+
+    from bench.detector_speed import corpus_texts
+    from bench.lab_processes import load_average
+    from detector.json_depth import json_depth_problem, json_max_depth
+    from loopguard_site.frame_masks import xor_masker
+    from loopguard_site.live.consumers import _DECODER, _reject_constant
+    from loopguard_site.live.protocol import _storable_texts
+    from loopguard_site.storable import unstorable_event
+    from loopguard_site.transcripts.event_rows import event_json
+
+    limit = settings.LOOPGUARD_MAX_JSON_DEPTH
+    _, text = corpus_texts(200_000)["content"]
+    print(f"CPU µs a message, best of {args.repeat} rounds of {args.messages:,}; {load_average()}")
+    print("| events a message | step | before | after |")
+    print("|---|---|---|---|")
+    for count in args.events:
+        texts = [
+            json.dumps(
+                {
+                    "seq": n + 1,
+                    "events": [
+                        {"type": "content", "text": text[(n * count + i) * 16 :][:16], "sent": 1234.5 + n}
+                        for i in range(count)
+                    ],
+                }
+            )
+            for n in range(args.messages)
+        ]
+        frames = [(os.urandom(4), text.encode()) for text in texts]
+        event_lists = [json.loads(text)["events"] for text in texts]
+
+        def checked_before(events: list[dict]) -> None:
+            unstorable_event(events, json.dumps(events, ensure_ascii=False, allow_nan=False))
+            for event in events:  # and the ingest thread encoded each again, to store it
+                event_json(event)
+
+        steps = [
+            ("unmask", lambda f: create_xor_masker(f[0], len(f[1])).process(f[1]),
+             lambda f: xor_masker(f[0], len(f[1])).process(f[1]), frames),
+            ("depth", lambda t: json_max_depth(t) <= limit, lambda t: json_depth_problem(t, limit), texts),
+            ("decode", lambda t: json.loads(t, parse_constant=_reject_constant), _DECODER.decode, texts),
+            ("check and encode", checked_before, lambda events: _storable_texts("events", events), event_lists),
+        ]  # fmt: skip
+        totals = [0.0, 0.0]
+        for name, before, after, items in steps:
+            cost = [best_us(before, items, args.repeat), best_us(after, items, args.repeat)]
+            totals = [totals[0] + cost[0], totals[1] + cost[1]]
+            print(f"| {count} | {name} | {cost[0]:.2f} | {cost[1]:.2f} |")
+        print(f"| {count} | all four | {totals[0]:.2f} | {totals[1]:.2f} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
