@@ -11,10 +11,10 @@ from functools import cached_property
 from loopguard_site.transcripts.layout_rows import session_layout
 from loopguard_site.transcripts.models import Session
 
-from .charts import clickable_detections, timeline_figure
+from .charts import timeline_figure
 from .conversation import ItemIndex, item_views
-from .page import detection_targets, session_page_parts
-from .panels import channel_window, tool_window
+from .page import session_page_parts, zoom_answer
+from .panels import window_of
 from .selectors import session_streams
 from .streams import SessionStreams
 from .windows import LaidOutSession
@@ -44,20 +44,17 @@ class WholeSession:
         return start, end, item_views(self.streams, detections, start, end)
 
     def window(self, channel: str, detections: Sequence[dict], start: int, end: int) -> dict:
-        """`panels.text_window` / `tool_window` of [start, end) of a channel,
+        """[start, end) of a channel (`panels.window_of`),
         from the events that channel needs alone."""
         streams = session_streams(self.session, channel=channel)
-        if channel == "tools":
-            return tool_window(streams, detections, start, end)
-        return channel_window(streams, channel, detections, start, end)
+        return window_of(streams, channel, detections, start, end)
 
     def zoom(
         self, detections: Sequence[dict], checkpoints: Sequence[dict], *, axis: str, x_range: tuple[float, float]
     ) -> dict:
         """The timeline of [x_range] on `axis`, and where its detections are."""
         figure = timeline_figure(self.streams, detections, checkpoints, axis=axis, x_range=x_range)
-        targets = detection_targets(detections, clickable_detections(figure), ItemIndex(self.streams))
-        return {"figure": figure, "targets": targets}
+        return zoom_answer(figure, detections, ItemIndex(self.streams))
 
 
 def page_source(session: Session) -> WholeSession | LaidOutSession:

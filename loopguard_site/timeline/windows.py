@@ -24,10 +24,10 @@ from loopguard_site.transcripts.layout_rows import Place, Point, layout_bins, la
 from loopguard_site.transcripts.models import Event
 from loopguard_site.transcripts.selectors import session_event_stream
 
-from .charts import MAX_POINTS, POSITIONED_CHANNELS, clickable_detections, summary_figure
+from .charts import MAX_POINTS, POSITIONED_CHANNELS, summary_figure
 from .conversation import detection_last, item_views
-from .page import detection_targets, page_parts
-from .panels import channel_window, tool_window
+from .page import page_parts, zoom_answer
+from .panels import window_of
 from .streams import SessionStreams, ToolCall, window_from_events
 
 # The conversation opens around the first detection alone (and the head):
@@ -180,16 +180,14 @@ class LaidOutSession:
         return start, end, [] if streams is None else item_views(streams, detections, start, end)
 
     def window(self, channel: str, detections: Sequence[dict], start: int, end: int) -> dict:
-        """`panels.text_window` / `tool_window` of [start, end) of a channel,
+        """[start, end) of a channel (`panels.window_of`),
         from the events of the items that hold it."""
         first, last = layout_points(self.session_id, [Point(channel, start), Point(channel, end, True)])
         if first is None or last is None:
             empty = {"rows": []} if channel == "tools" else {"items": []}
             return {"gap": False, "start": start, "end": start, **empty}
         streams = window_streams(self.session_id, self.state, first.index, last.index + 1)
-        if channel == "tools":
-            return tool_window(streams, detections, start, end)
-        return channel_window(streams, channel, detections, start, end)
+        return window_of(streams, channel, detections, start, end)
 
     def zoom(
         self, detections: Sequence[dict], checkpoints: Sequence[dict], *, axis: str, x_range: tuple[float, float]
@@ -197,7 +195,7 @@ class LaidOutSession:
         """The timeline of [x_range] on `axis`, and where its detections are."""
         places = Places(self.session_id, result_points(detections, checkpoints))
         figure = self._figure(detections, checkpoints, places, axis=axis, x_range=x_range)
-        return {"figure": figure, "targets": detection_targets(detections, clickable_detections(figure), places)}
+        return zoom_answer(figure, detections, places)
 
     def _figure(
         self,
