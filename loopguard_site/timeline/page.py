@@ -78,3 +78,8 @@ def detection_targets(detections: Sequence[dict], ids: set[int], index: ItemInde
         for d in detections
         if d["id"] in ids
     }
+
+
+def zoom_answer(figure: dict, detections: Sequence[dict], index: ItemIndex) -> dict:
+    """A zoomed figure and where the detections it shows are."""
+    return {"figure": figure, "targets": detection_targets(detections, clickable_detections(figure), index)}

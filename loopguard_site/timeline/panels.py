@@ -111,3 +111,10 @@ def tool_window(streams: SessionStreams, detections: Sequence[dict], start: int,
     meeting = [d for d in detections if d["start"] < end and max(d["end"], d["at"]) >= start]
     rows = [tool_row(c, meeting) for c in calls[start - base : end - base]]
     return {"gap": False, "start": start, "end": end, "rows": rows}
+
+
+def window_of(streams: SessionStreams, channel: str, detections: Sequence[dict], start: int, end: int) -> dict:
+    """[start, end) of `channel` (`tools`: tool-call indices) as the page's window shows it."""
+    if channel == "tools":
+        return tool_window(streams, detections, start, end)
+    return channel_window(streams, channel, detections, start, end)

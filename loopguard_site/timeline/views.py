@@ -19,7 +19,6 @@ from loopguard_site.errors import FieldError, page_error
 from loopguard_site.replay.selectors import VERDICTS, profile_names_of
 from loopguard_site.review.selectors import LABEL_FILTERS, detection_item_of, reviewer_labels
 from loopguard_site.review.truth import SESSION_ITEM
-from loopguard_site.transcripts.layout_rows import Point, session_layout
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.selectors import (
     DEFAULT_SORT,
@@ -29,11 +28,9 @@ from loopguard_site.transcripts.selectors import (
     sort_choices,
 )
 
-from .charts import AXES, clickable_detections, timeline_figure
-from .conversation import CONTEXT_ITEMS, PAGE_ITEMS, ItemIndex, item_views
+from .charts import AXES
+from .conversation import CONTEXT_ITEMS, PAGE_ITEMS
 from .filters import page_cursors, session_filters
-from .page import detection_targets, session_page_parts
-from .panels import channel_window, tool_window
 from .selectors import (
     END,
     PAGE_SIZE,
@@ -42,10 +39,9 @@ from .selectors import (
     session_page,
     session_profiles,
     session_row,
-    session_streams,
 )
 from .selectors import session_list as select_sessions
-from .windows import Places, long_channel_window, long_figure, long_items_of, long_page_parts, result_points
+from .sources import page_source
 
 
 @login_required
@@ -95,11 +91,7 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
     profile = request.GET.get("profile") or own
     detections = session_detection_rows(session_id=pk, profile=profile)
     checkpoints = session_checkpoint_rows(session_id=pk, profile=profile)
-    layout = session_layout(session)
-    if layout is None:
-        parts = session_page_parts(session_streams(session), detections, checkpoints)
-    else:
-        parts = long_page_parts(pk, layout, detections, checkpoints)
+    parts = page_source(session).page_parts(detections, checkpoints)
     mine = reviewer_labels(session_id=pk, reviewer=request.user)
     for group in parts["groups"]:
         # The reviewer's label of the group: the one they gave every detection of it, if any.
@@ -122,10 +114,7 @@ def session_items(request: HttpRequest, pk: int) -> JsonResponse:
     (at most a page), or `?channel=C&offset=N`: the items around the one
     holding that channel offset (tool-call index on `tools`); as HTML the
     page inserts (rendered by the same template as the page, so escaped)."""
-    session = session_for(request.user, pk)
-    profile = request.GET.get("profile", "")
-    layout = session_layout(session)
-    streams = session_streams(session) if layout is None else None
+    source = page_source(session_for(request.user, pk))
     channel = request.GET.get("channel", "")
     if channel:
         offset = request.GET.get("offset", "")
@@ -133,8 +122,7 @@ def session_items(request: HttpRequest, pk: int) -> JsonResponse:
             return JsonResponse(
                 {"error": "channel must be reasoning, content or tools", "field": "channel"}, status=400
             )
-        index = ItemIndex(streams) if streams is not None else Places(pk, [Point(channel, int(offset))])
-        found = index.of(channel, int(offset))
+        found = source.item_of(channel, int(offset))
         if found is None:
             return JsonResponse({"error": f"the session has no {channel}", "field": "channel"}, status=400)
         start, end = max(found - CONTEXT_ITEMS, 0), found + CONTEXT_ITEMS + 1
@@ -143,14 +131,8 @@ def session_items(request: HttpRequest, pk: int) -> JsonResponse:
         if not all(value.isdigit() for value in values):
             return JsonResponse({"error": "start and end must be whole numbers", "field": "start"}, status=400)
         start, end = int(values[0]), int(values[1])
-    end = min(end, start + PAGE_ITEMS)
-    detections = session_detection_rows(session_id=pk, profile=profile)
-    if streams is None:
-        start, end, items = long_items_of(pk, layout, detections, start, end)
-    else:
-        start = min(start, len(streams.items))
-        end = max(start, min(end, len(streams.items)))
-        items = item_views(streams, detections, start, end)
+    detections = session_detection_rows(session_id=pk, profile=request.GET.get("profile", ""))
+    start, end, items = source.items(detections, start, min(end, start + PAGE_ITEMS))
     html = render_to_string("timeline/_items.html", {"items": items})
     return JsonResponse({"start": start, "end": end, "html": html})
 
@@ -173,13 +155,7 @@ def session_window(request: HttpRequest, pk: int) -> JsonResponse:
     detections = session_detection_rows(
         session_id=pk, profile=request.GET.get("profile", ""), channel=channel, start=bounds["start"], end=bounds["end"]
     )
-    layout = session_layout(session)
-    if layout is not None:
-        return JsonResponse(long_channel_window(pk, layout, channel, detections, bounds["start"], bounds["end"]))
-    streams = session_streams(session, channel=channel)
-    if channel == "tools":
-        return JsonResponse(tool_window(streams, detections, bounds["start"], bounds["end"]))
-    return JsonResponse(channel_window(streams, channel, detections, bounds["start"], bounds["end"]))
+    return JsonResponse(page_source(session).window(channel, detections, bounds["start"], bounds["end"]))
 
 
 @login_required
@@ -200,13 +176,4 @@ def session_figure(request: HttpRequest, pk: int) -> JsonResponse:
     profile = request.GET.get("profile", "")
     detections = session_detection_rows(session_id=pk, profile=profile)
     checkpoints = session_checkpoint_rows(session_id=pk, profile=profile)
-    layout = session_layout(session)
-    if layout is None:
-        streams = session_streams(session)
-        figure = timeline_figure(streams, detections, checkpoints, axis=axis, x_range=x_range)
-        index = ItemIndex(streams)
-    else:
-        index = Places(pk, result_points(detections, checkpoints))
-        figure = long_figure(pk, layout, detections, checkpoints, index, axis=axis, x_range=x_range)
-    targets = detection_targets(detections, clickable_detections(figure), index)
-    return JsonResponse({"figure": figure, "targets": targets})
+    return JsonResponse(page_source(session).zoom(detections, checkpoints, axis=axis, x_range=x_range))

@@ -26,8 +26,8 @@ from loopguard_site.transcripts.selectors import session_event_stream
 
 from .charts import MAX_POINTS, POSITIONED_CHANNELS, summary_figure
 from .conversation import detection_last, item_views
-from .page import page_parts
-from .panels import channel_window, tool_window
+from .page import page_parts, zoom_answer
+from .panels import window_of
 from .streams import SessionStreams, ToolCall, window_from_events
 
 # The conversation opens around the first detection alone (and the head):
@@ -144,71 +144,75 @@ def later_results_give(session_id: int, calls: Sequence[ToolCall], *, after: int
             call.result_reach = RESULT_REACH
 
 
-def long_page_parts(
-    session_id: int, state: LayoutState, detections: Sequence[dict], checkpoints: Sequence[dict]
-) -> dict:
-    """`page.session_page_parts` of a long session."""
-    places = Places(session_id, result_points(detections, checkpoints))
+class LaidOutSession:
+    """The session page's reads of a long session, from its stored layout
+    (the same questions `sources.WholeSession` answers for a short one)."""
 
-    def items_of(start: int, end: int) -> list[dict]:
-        streams = window_streams(session_id, state, start, end)
-        return [] if streams is None else item_views(streams, detections, start, end)
+    def __init__(self, session_id: int, state: LayoutState):
+        self.session_id = session_id
+        self.state = state
 
-    figures = {"offset": long_figure(session_id, state, detections, checkpoints, places, axis="offset")}
-    if state.has_time:
-        figures["time"] = long_figure(session_id, state, detections, checkpoints, places, axis="time")
-    return page_parts(
-        figures=figures,
-        index=places,
-        item_count=state.items,
-        items_of=items_of,
-        detections=detections,
-        checkpoints=checkpoints,
-        detection_windows=DETECTION_WINDOWS,
-    )
+    def page_parts(self, detections: Sequence[dict], checkpoints: Sequence[dict]) -> dict:
+        """`page.session_page_parts` of a long session."""
+        places = Places(self.session_id, result_points(detections, checkpoints))
+        figures = {"offset": self._figure(detections, checkpoints, places, axis="offset")}
+        if self.state.has_time:
+            figures["time"] = self._figure(detections, checkpoints, places, axis="time")
+        return page_parts(
+            figures=figures,
+            index=places,
+            item_count=self.state.items,
+            items_of=lambda start, end: self.items(detections, start, end)[2],
+            detections=detections,
+            checkpoints=checkpoints,
+            detection_windows=DETECTION_WINDOWS,
+        )
 
+    def item_of(self, channel: str, offset: int) -> int | None:
+        """The index of the item of `channel` holding `offset`."""
+        return Places(self.session_id, [Point(channel, offset)]).of(channel, offset)
 
-def long_figure(
-    session_id: int,
-    state: LayoutState,
-    detections: Sequence[dict],
-    checkpoints: Sequence[dict],
-    places: Places,
-    *,
-    axis: str,
-    x_range: tuple[float, float] | None = None,
-) -> dict:
-    """The timeline of a long session on `axis` (a zoom: `x_range`)."""
-    whole = (0, (state.position if axis == "offset" else state.t or 0) or 1)
-    if x_range is None:  # the whole session: the counts kept with the layout
-        bins = summary_bins(state, MAX_POINTS, axis)
-    else:  # a zoom: the items of that stretch
-        bins = layout_bins(session_id, axis=axis, low=x_range[0], high=x_range[1], bins=MAX_POINTS)
-    return summary_figure(
-        bins, detections, checkpoints, x=places.x(axis), event_x=places.event_x(axis), axis=axis, whole=whole,
-        x_range=x_range,
-    )  # fmt: skip
+    def items(self, detections: Sequence[dict], start: int, end: int) -> tuple[int, int, list[dict]]:
+        """Items [start, end) (clamped to the conversation) as the page shows them."""
+        start = min(start, self.state.items)
+        end = max(start, min(end, self.state.items))
+        streams = window_streams(self.session_id, self.state, start, end) if end > start else None
+        return start, end, [] if streams is None else item_views(streams, detections, start, end)
 
+    def window(self, channel: str, detections: Sequence[dict], start: int, end: int) -> dict:
+        """[start, end) of a channel (`panels.window_of`),
+        from the events of the items that hold it."""
+        first, last = layout_points(self.session_id, [Point(channel, start), Point(channel, end, True)])
+        if first is None or last is None:
+            empty = {"rows": []} if channel == "tools" else {"items": []}
+            return {"gap": False, "start": start, "end": start, **empty}
+        streams = window_streams(self.session_id, self.state, first.index, last.index + 1)
+        return window_of(streams, channel, detections, start, end)
 
-def long_items_of(
-    session_id: int, state: LayoutState, detections: Sequence[dict], start: int, end: int
-) -> tuple[int, int, list[dict]]:
-    """Items [start, end) (clamped to the conversation) as the page shows them."""
-    start = min(start, state.items)
-    end = max(start, min(end, state.items))
-    streams = window_streams(session_id, state, start, end) if end > start else None
-    return start, end, [] if streams is None else item_views(streams, detections, start, end)
+    def zoom(
+        self, detections: Sequence[dict], checkpoints: Sequence[dict], *, axis: str, x_range: tuple[float, float]
+    ) -> dict:
+        """The timeline of [x_range] on `axis`, and where its detections are."""
+        places = Places(self.session_id, result_points(detections, checkpoints))
+        figure = self._figure(detections, checkpoints, places, axis=axis, x_range=x_range)
+        return zoom_answer(figure, detections, places)
 
-
-def long_channel_window(
-    session_id: int, state: LayoutState, channel: str, detections: Sequence[dict], start: int, end: int
-) -> dict:
-    """`panels.text_window` / `tool_window` of [start, end) of a channel of a
-    long session, from the events of the items that hold it."""
-    first, last = layout_points(session_id, [Point(channel, start), Point(channel, end, True)])
-    if first is None or last is None:
-        return {"gap": False, "start": start, "end": start, **({"rows": []} if channel == "tools" else {"items": []})}
-    streams = window_streams(session_id, state, first.index, last.index + 1)
-    if channel == "tools":
-        return tool_window(streams, detections, start, end)
-    return channel_window(streams, channel, detections, start, end)
+    def _figure(
+        self,
+        detections: Sequence[dict],
+        checkpoints: Sequence[dict],
+        places: Places,
+        *,
+        axis: str,
+        x_range: tuple[float, float] | None = None,
+    ) -> dict:
+        state = self.state
+        whole = (0, (state.position if axis == "offset" else state.t or 0) or 1)
+        if x_range is None:  # the whole session: the counts kept with the layout
+            bins = summary_bins(state, MAX_POINTS, axis)
+        else:  # a zoom: the items of that stretch
+            bins = layout_bins(self.session_id, axis=axis, low=x_range[0], high=x_range[1], bins=MAX_POINTS)
+        return summary_figure(
+            bins, detections, checkpoints, x=places.x(axis), event_x=places.event_x(axis), axis=axis, whole=whole,
+            x_range=x_range,
+        )  # fmt: skip
