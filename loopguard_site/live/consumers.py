@@ -182,6 +182,8 @@ class IngestConsumer(LiveConsumer):
 
     @classmethod
     async def decode_json(cls, text_data: str) -> object:
+        if text_data.startswith("\ufeff"):  # json.loads says so; the decoder alone would not
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text_data, 0)
         return _DECODER.decode(text_data)
 
     async def receive(self, text_data=None, bytes_data=None, **kwargs) -> None:

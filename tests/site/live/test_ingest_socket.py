@@ -105,6 +105,9 @@ def test_it_resumes_exactly_at_the_last_acknowledged_message(live_services, live
     [
         ("{not json", {"error": "the message is not valid JSON: Expecting property name enclosed in double quotes: "
                                 "line 1 column 2 (char 1)", "field": None, "seq": None}),
+        ('\ufeff{"seq": 1, "event": {"type": "turn"}}',
+         {"error": "the message is not valid JSON: Unexpected UTF-8 BOM (decode using utf-8-sig): "
+                   "line 1 column 1 (char 0)", "field": None, "seq": None}),
         ('{"seq": 1, "event": {"type": "content", "text": "x", "t": NaN}}',
          {"error": "the message is not valid JSON: NaN is not JSON", "field": None, "seq": None}),
         ('{"seq": 1, "event": {"type": "content"}}',
