@@ -68,6 +68,13 @@ class PeriodTracker:
     def push(self, element: Hashable) -> None:
         """Add one element (`current` tells the run it completes, if any)."""
         recent = self._recent
+        if element not in recent:
+            # The common case in prose: a new element ends every run.
+            self._matches = {}
+            self._base = self._base_len = 0
+            recent.append(element)
+            self.count += 1
+            return
         available = len(recent)
         q, run = self._base, self._base_len
         if q and recent[-q] == element:
@@ -127,6 +134,10 @@ class PeriodTracker:
             if m >= p and m + p >= self.min_elements:
                 return PeriodRun(period=p, length=m + p)
         return PeriodRun(period=q, length=run) if based else None
+
+    def has_live_periods(self) -> bool:
+        """Whether some run goes on at the tail (the cheap test before `live_periods`)."""
+        return bool(self._base or self._matches)
 
     def live_periods(self) -> list[int]:
         """The periods whose run goes on at the tail (matches > 0), smallest first."""

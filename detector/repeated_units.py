@@ -25,7 +25,8 @@ that distance, at most `LONG_CANDIDATES` periods tried; two copies from
 Cost: O(1) per chunk (an append) except at a check, which costs
 O(window) in C plus a few Python steps, once per `unit_check_every`
 characters. Memory: the window, 2 × `long_unit_max_chars` characters
-plus a few hundred.
+plus a few hundred, kept in a string at most twice as long (cut back
+rarely, so a check copies no window).
 """
 
 from __future__ import annotations
@@ -85,7 +86,7 @@ def lines_around(unit: str) -> int:
 class ShortUnitFinder:
     """Character-level periodic-tail check over one channel's stream."""
 
-    __slots__ = ("params", "window_chars", "_window", "_pending", "chars_to_check", "_active_period", "covered_until")
+    __slots__ = ("params", "window_chars", "_text", "_pending", "chars_to_check", "_active_period", "covered_until")
 
     def __init__(self, params) -> None:
         self.params = params
@@ -102,7 +103,7 @@ class ShortUnitFinder:
         self.reset()
 
     def reset(self) -> None:
-        self._window = ""
+        self._text = ""  # the window and text before it (see _check)
         self._pending: list[str] = []
         self.chars_to_check = self.params.unit_check_every  # characters until the next check
         self._active_period = 0
@@ -148,37 +149,46 @@ class ShortUnitFinder:
         return copies * len(unit)
 
     def _check(self, position: int) -> RepeatedRegion | None:
-        window = (self._window + "".join(self._pending))[-self.window_chars :]
-        self._window = window
+        # The window is the last `window_chars` characters of `_text`, which is
+        # grown in place and cut back only once it holds twice as many: a check
+        # copies no window, it searches `_text` from `base` on.
+        text = self._text
+        self._text = ""  # (one reference left: `+=` may grow the string in place)
+        text += "".join(self._pending)
         self._pending = []
-        size = len(window)
+        if len(text) > 2 * self.window_chars:
+            text = text[-self.window_chars :]
+        self._text = text
+        end = len(text)
+        base = max(0, end - self.window_chars)
+        size = end - base
         every = self.params.unit_check_every
         if self._active_period:
             p = self._active_period
             # Still the same loop when the text since the last check continues the period.
-            if size >= every + p and window[-every:] == window[-every - p : -p]:
+            if size >= every + p and text[-every:] == text[-every - p : -p]:
                 self.covered_until = position
                 return None
             self._active_period = 0
         if size < 2 * KEY_CHARS:
             return None
-        key = window[-KEY_CHARS:]
-        end = size - 1
-        lowest = max(0, size - KEY_CHARS - self.params.unit_max_chars)
+        key = text[-KEY_CHARS:]
+        lowest = max(base, end - KEY_CHARS - self.params.unit_max_chars)
+        last = end - 1
         while True:
-            found = window.rfind(key, lowest, end)
+            found = text.rfind(key, lowest, last)
             if found < 0:
-                return self._check_long(window, position)
-            p = size - KEY_CHARS - found
-            unit = window[-p:]
+                return self._check_long(text, base, position)
+            p = end - KEY_CHARS - found
+            unit = text[-p:]
             # A unit that is itself a repeat ("ZZ") belongs to its smaller period.
             primitive = (unit + unit).find(unit, 1) == p
             need = self._required_chars(unit)
-            if primitive and need <= size and window[size - need + p :] == window[size - need : size - p]:
-                return self._region(window, position, p)
-            end = found + KEY_CHARS - 1
+            if primitive and need <= size and text[end - need + p :] == text[end - need : end - p]:
+                return self._region(text, base, position, p)
+            last = found + KEY_CHARS - 1
 
-    def _check_long(self, window: str, position: int) -> RepeatedRegion | None:
+    def _check_long(self, text: str, base: int, position: int) -> RepeatedRegion | None:
         """A unit longer than `unit_max_chars`: a formula or call chain with no
         space to cut it into blocks, or a passage of more blocks than the block
         check's period limit. Under `two_copy_chars` it needs two whole
@@ -186,44 +196,45 @@ class ShortUnitFinder:
         part of a long passage said again verbatim is common in normal
         answers (a second method repeating the first one's steps, a
         translation, a quoted paragraph), so the whole second copy must be
-        there."""
+        there. (The window is `text` from `base` on.)"""
         params = self.params
-        size = len(window)
+        end = len(text)
+        size = end - base
         if size < 2 * LONG_KEY_CHARS:
             return None
-        key = window[-LONG_KEY_CHARS:]
-        lowest = max(0, size - LONG_KEY_CHARS - params.long_unit_max_chars)
-        end = size - params.unit_max_chars - 1
+        key = text[-LONG_KEY_CHARS:]
+        lowest = max(base, end - LONG_KEY_CHARS - params.long_unit_max_chars)
+        last = end - params.unit_max_chars - 1
         for _ in range(LONG_CANDIDATES):
-            found = window.rfind(key, lowest, end)
+            found = text.rfind(key, lowest, last)
             if found < 0:
                 return None
-            p = size - LONG_KEY_CHARS - found
+            p = end - LONG_KEY_CHARS - found
             # One whole line: code, tables and tunes repeat a line now and then.
-            one_line = p < params.two_copy_chars and window.count("\n", size - p) == 1
+            one_line = p < params.two_copy_chars and text.count("\n", end - p) == 1
             need = evidence_chars(p, params, params.block_region_chars, one_line)
-            if not LETTER.search(window, size - p):
-                need = max(need, self._required_chars(window[-p:]))
-            if need <= size and window[size - need + p :] == window[size - need : size - p]:
-                return self._region(window, position, p)
-            end = found + LONG_KEY_CHARS - 1
+            if not LETTER.search(text, end - p):
+                need = max(need, self._required_chars(text[-p:]))
+            if need <= size and text[end - need + p :] == text[end - need : end - p]:
+                return self._region(text, base, position, p)
+            last = found + LONG_KEY_CHARS - 1
         return None
 
-    def _region(self, window: str, position: int, p: int) -> RepeatedRegion:
-        """The whole run of period `p` ending at the window's end."""
-        start = len(window) - p
-        while start >= p and window[start - p : start] == window[start : start + p]:
+    def _region(self, text: str, base: int, position: int, p: int) -> RepeatedRegion:
+        """The whole run of period `p` ending at the end of `text`, within the window from `base`."""
+        end = len(text)
+        start = end - p
+        while start - p >= base and text[start - p : start] == text[start : start + p]:
             start -= p
-        while start > 0 and window[start - 1] == window[start - 1 + p]:
+        while start > base and text[start - 1] == text[start - 1 + p]:
             start -= 1
         self._active_period = p
         self.covered_until = position
-        base = position - len(window)
         return RepeatedRegion(
             kind="short_unit",
-            start=base + start,
+            start=position - end + start,
             end=position,
             at=position,
-            unit=window[start : start + p],
-            repeats=(len(window) - start) // p,
+            unit=text[start : start + p],
+            repeats=(end - start) // p,
         )

@@ -311,6 +311,8 @@ class BlockCycleFinder:
                 self.covered_until = _end(ring[-1])
                 return None  # the reported run goes on
             self._active = 0
+        if not tracker.has_live_periods():
+            return None  # the common case: no block repeats the one a period back
         last = ring[-1]
         judged: list[int] = []
         rows_in_run: dict[int, int] = {}  # run length -> blocks holding a grid's rows (multiples share a run)

@@ -450,7 +450,8 @@ def test_state_stays_bounded_on_a_long_stream():
             monitor.feed({"type": "content", "text": text[i : i + 4]})
     finders = detector._channels["content"]
     params = detector.params
-    assert len(finders.units._window) <= finders.units.window_chars
+    # The window is the tail of a string cut back to it once twice as long.
+    assert len(finders.units._text) <= 2 * finders.units.window_chars
     assert len("".join(finders.blocks._pending)) <= 2 * params.block_max_chars
     assert len(finders.blocks._ring) <= finders.blocks._ring.maxlen
 
