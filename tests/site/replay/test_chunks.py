@@ -5,6 +5,8 @@ dispatcher's chunks."""
 from __future__ import annotations
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from loopguard_site.replay import services
 from loopguard_site.replay.models import CheckpointEvaluation, Detection, ReplayJob, SessionVerdict
@@ -282,3 +284,26 @@ def test_task_chunks_close_at_sessions_per_task(chunk_sizes):
     sessions = [(1, 10), (2, 10), (3, 10), (4, 10), (5, 700)]
 
     assert list(task_chunks(sessions, profiles=1)) == [[1, 2, 3], [4, 5]]
+
+
+def chunk_queries(user, count: int) -> list[str]:
+    """The statements one chunk of `count` demo sessions through two profiles sends."""
+    ids = [store_demo(TOOLS if n % 2 else CLEAN).pk for n in range(count)]
+    job = replay_job_create(user=user, profiles=["default", "gemini"], session_ids=ids)
+    with CaptureQueriesContext(connection) as queries:
+        replay_job_sessions_execute(job_id=job.pk, session_ids=ids, claim="chunk")
+    assert job_counts(job) == ("done", 2 * count, 0, 2 * count)
+    return [query["sql"] for query in queries]
+
+
+@pytest.mark.django_db
+def test_a_chunk_costs_a_fixed_number_of_round_trips_and_one_claim_per_session(user):
+    # The claim stays per session (a cancel stops at the next session, the
+    # tests above); everything else is paid once per chunk, whatever its size.
+    two, six = chunk_queries(user, 2), chunk_queries(user, 6)
+
+    def claims(statements: list[str]) -> int:
+        return sum('UPDATE "replay_replayrun" SET "state" = \'running\'' in sql for sql in statements)
+
+    assert (claims(two), claims(six)) == (2, 6)
+    assert len(two) - claims(two) == len(six) - claims(six) == 19
