@@ -63,6 +63,8 @@ def _bars_height(bars: int) -> int:
 
 
 PERCENT_AXIS = {"range": [0, 102], "tickvals": [0, 25, 50, 75, 100], "ticksuffix": "%", "gridcolor": "#dde3ea"}
+# Room right of a percent axis for a bar's value written past its end ("100%", "12/12").
+PERCENT_MARGIN = {"l": 16, "r": 56, "t": 40, "b": 48}
 
 
 def _percent(part: int, whole: int) -> float | None:
@@ -133,6 +135,7 @@ def models_figure(per_model: list[dict], verdicts: list[dict]) -> dict:
         xaxis={"domain": [0, 0.3], "title": {"text": "sessions"}, "gridcolor": "#dde3ea", "rangemode": "tozero",
                "dtick": 1 if most <= 8 else None, "automargin": True},
         xaxis2={**PERCENT_AXIS, "domain": [0.38, 1], "anchor": "y", "title": {"text": "loop rate (looped / scanned)"}},
+        margin=PERCENT_MARGIN,
     )  # fmt: skip
     return {"data": traces, "layout": layout, "rows": rows}
 
@@ -251,5 +254,6 @@ def labels_figure(progress: list[dict]) -> dict:
         height=_bars_height(2 * len(progress)),
         yaxis={"autorange": "reversed", "automargin": True, "type": "category"},
         xaxis={**PERCENT_AXIS, "automargin": True},
+        margin=PERCENT_MARGIN,
     )
     return {"data": traces, "layout": layout, "rows": rows}
