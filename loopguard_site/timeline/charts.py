@@ -199,11 +199,12 @@ def figure_of(
     title = (
         "stream position (characters of reasoning and content, one per tool call)" if axis == "offset" else "time (s)"
     )
-    slider = {"visible": True, "thickness": 0.08, "range": list(whole), "autorange": False}
+    # The slider is the whole session in miniature: tall enough to see its bars and grab its handles.
+    slider = {"visible": True, "thickness": 0.22, "range": list(whole), "autorange": False}
     return {
         "data": traces,
         "layout": {
-            "height": 90 + 34 * max(len(lanes.names), 1),
+            "height": 130 + 34 * max(len(lanes.names), 1),
             "margin": {"l": 200, "r": 20, "t": 40, "b": 50},
             "xaxis": {
                 "title": {"text": title}, "zeroline": False, "rangeslider": slider,
