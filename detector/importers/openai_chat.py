@@ -10,6 +10,9 @@ when complete: when the next index or id starts, at finish, or at the end.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+from .blocks import BLOCK_EVENTS, TranscriptBlocks
 from .builder import TranscriptBuilder, as_dict, as_list, output_text, require_str, tool_args
 from .source import Source
 from .stream import stream_records, whole_document
@@ -21,6 +24,28 @@ VERSION = "openai/1"
 
 def parse(source: Source) -> Transcript:
     builder = TranscriptBuilder(source, NAME, VERSION)
+    for _ in _read(builder, source):
+        pass
+    return builder.finish()
+
+
+def read_blocks(source: Source, size: int = BLOCK_EVENTS) -> TranscriptBlocks:
+    """The events in blocks of about `size`, a stream's parsed as they are
+    asked for (this format stamps no times: `take` may hand them over)."""
+    builder = TranscriptBuilder(source, NAME, VERSION)
+
+    def blocks() -> Iterator[list[dict]]:
+        for _ in _read(builder, source):
+            if len(builder.events) >= size:
+                yield builder.take()
+        if builder.events:
+            yield builder.take()
+
+    return TranscriptBlocks(NAME, VERSION, blocks(), builder.header)
+
+
+def _read(builder: TranscriptBuilder, source: Source) -> Iterator[None]:
+    """Fill `builder` from the file, pausing after each record of a stream."""
     document = whole_document(source)
     if isinstance(document, list):
         _messages(builder, document, "")
@@ -30,10 +55,13 @@ def parse(source: Source) -> Transcript:
     elif isinstance(document, dict) and any("message" in as_dict(c) for c in as_list(document.get("choices"))):
         _completion(builder, document)
     else:
-        _stream(builder, source)
-    if not builder.events:
+        reader = ChunkReader(builder)
+        for number, chunk in stream_records(source):
+            reader.feed(chunk, number)
+            yield
+        reader.close()
+    if not (builder.events or builder.taken):
         raise source.error("no OpenAI chat completion chunks, completion or messages found; is this the right format?")
-    return builder.finish()
 
 
 def _reasoning_text(message: dict) -> str | None:
@@ -207,10 +235,3 @@ class ChunkReader:
     def close(self) -> None:
         """The stream ended: emit the tool calls still being assembled."""
         self.tools.flush()
-
-
-def _stream(builder: TranscriptBuilder, source: Source) -> None:
-    reader = ChunkReader(builder)
-    for number, chunk in stream_records(source):
-        reader.feed(chunk, number)
-    reader.close()

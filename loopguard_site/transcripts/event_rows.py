@@ -12,8 +12,8 @@ takes them through COPY (about 2 s for 100,000; INSERTs of many rows take
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
-from itertools import islice
+from collections.abc import Iterable, Sequence
+from itertools import chain, islice
 
 from django.db import connection
 
@@ -24,6 +24,7 @@ from .models import Event
 SQLITE_BATCH = 1000  # rows per INSERT: 4,000 parameters, under SQLite's limit of 32,766
 COPY_BLOCK = 10_000  # rows per write to PostgreSQL's COPY
 _FIELDS = ("session", "seq", "type", "data")
+Row = tuple[int, int, str, str]  # session id, seq, type, `event_json`
 
 
 # `json.dumps(event, ensure_ascii=False)` builds an encoder per call: a third of its time.
@@ -74,30 +75,47 @@ def events_insert(session_id: int, events: Sequence[dict], texts: Iterable[str] 
     )
 
 
-def numbered_events_insert(rows: Iterable[tuple[int, int, str, str]]) -> None:
+def numbered_events_insert(rows: Iterable[Row]) -> None:
     """Insert events given as (session id, seq, type, `event_json`), of any
     sessions (inside the caller's transaction)."""
+    rows = iter(rows)
+    event_blocks_insert(iter(lambda: list(islice(rows, COPY_BLOCK)), []), queued=False)
+
+
+def event_blocks_insert(blocks: Iterable[Sequence[Row]], *, queued: bool = True) -> None:
+    """Insert events given a block of rows (session id, seq, type,
+    `event_json`) at a time (inside the caller's transaction). `queued`
+    (a large import): on PostgreSQL a thread of psycopg's sends each block
+    while the caller makes the next, the server storing it meanwhile; a
+    few events (live ingest) go without the thread's start."""
     quote = connection.ops.quote_name
     table = quote(Event._meta.db_table)
     columns = ", ".join(quote(Event._meta.get_field(name).column) for name in _FIELDS)
-    rows = iter(rows)
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
+            from psycopg.copy import QueuedLibpqWriter  # the driver of PostgreSQL only
+
+            raw = cursor.cursor
             # the driver's own cursor: its errors are wrapped as Django's (a
             # connection dropped mid-COPY is an OperationalError, answered 503)
-            with connection.wrap_database_errors, cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
-                while block := _copy_text(rows):
-                    copy.write(block)
+            writer = QueuedLibpqWriter(raw) if queued else None
+            with (
+                connection.wrap_database_errors,
+                raw.copy(f"COPY {table} ({columns}) FROM STDIN", writer=writer) as copy,
+            ):
+                for block in blocks:
+                    copy.write(_copy_text(block))
             return
-        while batch := [row for _, row in zip(range(SQLITE_BATCH), rows, strict=False)]:
+        rows = chain.from_iterable(blocks)
+        while batch := list(islice(rows, SQLITE_BATCH)):
             values = ", ".join(["(%s, %s, %s, %s)"] * len(batch))
             cursor.execute(f"INSERT INTO {table} ({columns}) VALUES {values}", [v for row in batch for v in row])
 
 
-def _copy_text(rows: Iterator[tuple[int, int, str, str]]) -> str:
-    """The next COPY_BLOCK rows in COPY's text format, built as one string
-    (`write_row` per row costs more than the rest of the insert). JSON text
-    holds no tab, newline or carriage return (JSON escapes them), nor do ids
-    and event types: only backslashes need escaping, in one pass."""
-    block = "".join(f"{session}\t{seq}\t{kind}\t{text}\n" for session, seq, kind, text in islice(rows, COPY_BLOCK))
+def _copy_text(rows: Iterable[Row]) -> str:
+    """Rows in COPY's text format, built as one string (`write_row` per row
+    costs more than the rest of the insert). JSON text holds no tab, newline
+    or carriage return (JSON escapes them), nor do ids and event types: only
+    backslashes need escaping, in one pass."""
+    block = "".join(f"{session}\t{seq}\t{kind}\t{text}\n" for session, seq, kind, text in rows)
     return block.replace("\\", "\\\\")
