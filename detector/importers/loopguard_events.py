@@ -46,7 +46,8 @@ def read_blocks(source: Source, size: int = BLOCK_EVENTS) -> TranscriptBlocks:
 
 
 def _events(source: Source) -> Iterator[dict]:
-    for index, (number, event) in enumerate(source.json_lines()):
+    for index, (number, line) in enumerate(source.lines()):
+        event = source.json_object(line, number)  # `json_lines` inlined: a generator less per event
         try:
             validate_event(event)
         except EventError as exc:
