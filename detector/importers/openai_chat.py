@@ -64,6 +64,9 @@ def _read(builder: TranscriptBuilder, source: Source) -> Iterator[None]:
         raise source.error("no OpenAI chat completion chunks, completion or messages found; is this the right format?")
 
 
+_REASONING_FIELDS = frozenset(("reasoning_content", "reasoning", "reasoning_details"))
+
+
 def _reasoning_text(message: dict) -> str | None:
     """Reasoning of a delta or message: `reasoning_content` (DeepSeek, older
     vLLM) or `reasoning` (OpenRouter, newer vLLM); `reasoning_details` only
@@ -170,6 +173,8 @@ class _ToolCallAssembler:
 
     def flush(self, below: int | None = None) -> None:
         """Emit the pending calls (all, or those with an index below `below`)."""
+        if not self.pending:  # most chunks: nothing to sort
+            return
         for index in sorted(self.pending):
             if below is not None and index >= below:
                 continue
@@ -204,8 +209,12 @@ class ChunkReader:
             else:
                 builder.skip(number, chunk.get("type") or chunk.get("object") or "record without choices")
             return
-        builder.set_model(chunk.get("model"))
-        choices = [as_dict(choice) for choice in as_list(chunk.get("choices"))]
+        # written for the common chunk (one choice, a delta of text): this
+        # runs for every chunk of a stream
+        if builder.model is None:
+            builder.set_model(chunk.get("model"))
+        choices = chunk.get("choices")
+        choices = [c if isinstance(c, dict) else {} for c in choices] if isinstance(choices, list) else []
         if not self.multiple_choices and any(choice.get("index", 0) != 0 for choice in choices):
             self.multiple_choices = True
             _note_other_choices(builder, choices)
@@ -218,18 +227,25 @@ class ChunkReader:
                 tools.flush()
                 self.response_id = chunk.get("id")
                 builder.add("turn")
-            delta = as_dict(choice.get("delta"))
-            reasoning = _reasoning_text(delta)
-            content = _content_text(delta.get("content")) or require_str(delta.get("refusal"))
+            delta = choice.get("delta")
+            delta = delta if isinstance(delta, dict) else {}
+            reasoning = _reasoning_text(delta) if _REASONING_FIELDS.intersection(delta) else None
+            content = delta.get("content")
+            if not (isinstance(content, str) and content):
+                content = _content_text(content) or require_str(delta.get("refusal"))
             if reasoning or content:
                 tools.flush()
-            builder.text("reasoning", reasoning)
-            builder.text("content", content)
-            for fragment in as_list(delta.get("tool_calls")):
-                tools.feed(as_dict(fragment))
-            if require_str(choice.get("finish_reason")):
+            if reasoning:
+                builder.add("reasoning", text=reasoning)
+            if content:
+                builder.add("content", text=content)
+            if fragments := delta.get("tool_calls"):
+                for fragment in as_list(fragments):
+                    tools.feed(as_dict(fragment))
+            reason = choice.get("finish_reason")
+            if isinstance(reason, str) and reason:
                 tools.flush()
-                builder.add("finish", reason=choice["finish_reason"])
+                builder.add("finish", reason=reason)
                 self.response_id = object()  # servers that reuse one id: the next chunk is a new request
 
     def close(self) -> None:
