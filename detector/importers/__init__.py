@@ -9,7 +9,8 @@
 `parse_blocks` reads them a block at a time (blocks.py). Bad input
 of any kind raises `TranscriptError` (naming the file and the line or
 field), never another exception. One module per format; each has `NAME`,
-`VERSION` (bumped whenever its output changes) and `parse(source)`.
+`VERSION` (bumped whenever its output changes) and `parse(source)`; the
+large-file formats also `read_blocks(source, size)`.
 """
 
 from __future__ import annotations

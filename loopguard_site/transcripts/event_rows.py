@@ -7,6 +7,8 @@ instances (about 20 s); events need none of that. Rows are (session, seq,
 type, JSON text), the JSON encoded as `JSONField` stores it. PostgreSQL
 takes them through COPY (about 2 s for 100,000; INSERTs of many rows take
 8-10 s there); SQLite through multi-row INSERTs, which it runs in process.
+An import sends its rows a block at a time as it parses them
+(`event_blocks_insert`).
 """
 
 from __future__ import annotations
@@ -85,15 +87,10 @@ def event_from_json(text: str) -> dict:
     return json.loads(text)
 
 
-def events_insert(session_id: int, events: Sequence[dict], texts: Iterable[str] | None = None) -> None:
-    """Insert `events` as seq 1..n of the session (inside the caller's
-    transaction); `texts`, when the caller has them, are their `event_json`
-    (read as the rows are sent)."""
-    if texts is None:
-        texts = [event_json(event) for event in events]
+def events_insert(session_id: int, events: Sequence[dict]) -> None:
+    """Insert `events` as seq 1..n of the session (inside the caller's transaction)."""
     numbered_events_insert(
-        (session_id, seq, event["type"], text)
-        for seq, (event, text) in enumerate(zip(events, texts, strict=True), start=1)
+        (session_id, seq, event["type"], event_json(event)) for seq, event in enumerate(events, start=1)
     )
 
 

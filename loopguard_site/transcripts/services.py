@@ -45,14 +45,11 @@ def session_create_from_events(
     tags: Iterable[str] = (),
     state: str = Session.State.STORED,
     profile: str = "",
-    event_texts: Iterable[str] | None = None,
 ) -> Session:
     """Store a session of `project` (None: the project "default", as
     `loopguard import` without `--project`) with its events (already
-    validated, in stream order; `event_texts`, when the caller has them, are
-    their `event_json`, taken as the events are stored: an error they raise
-    stores nothing) and, when given, the raw upload — all of it or, on
-    any error, nothing. Who may write to which project, the callers ask
+    validated, in stream order) and, when given, the raw upload — all of
+    it or, on any error, nothing. Who may write to which project, the callers ask
     accounts.access."""
     session = Session.objects.create(
         project=project or default_project(),
@@ -69,7 +66,7 @@ def session_create_from_events(
     if names:
         Tag.objects.bulk_create([Tag(name=name) for name in names], ignore_conflicts=True)
         session.tags.set(Tag.objects.filter(name__in=names))
-    events_insert(session.pk, events, event_texts)
+    events_insert(session.pk, events)
     if raw is not None:
         raw_upload_create(session=session, filename=filename, raw=raw)
     return session
