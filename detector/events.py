@@ -23,17 +23,20 @@ class EventError(ValueError):
         return prefix + self.args[0]
 
 
-def _require(event: dict, name: str, kind: type, optional: bool = False) -> None:
-    value = event.get(name)
-    if value is None and optional:
-        return
-    # bool is a subclass of int: only accept it where a bool is asked for.
-    wrong_bool = isinstance(value, bool) and kind is not bool
-    if name not in event or not isinstance(value, kind) or wrong_bool:
-        raise EventError(f"field {name!r} of a {event.get('type')} event must be {_KIND_NAMES[kind]}", field=name)
-
-
 _KIND_NAMES = {str: "a string", dict: "an object", bool: "true or false"}
+
+# Per event type, its fields in the order they are checked: (name, type,
+# whether null passes, the value an absent field counts as).
+_FIELDS: dict[str, tuple[tuple[str, type, bool, object], ...]] = {
+    "session": (),
+    "turn": (("prompt", str, True, None),),
+    "user": (("text", str, False, None),),
+    "reasoning": (("text", str, False, None),),
+    "content": (("text", str, False, None),),
+    "tool_call": (("name", str, False, None), ("args", dict, False, {}), ("id", str, True, None)),
+    "tool_result": (("ok", bool, True, None), ("output", str, True, None), ("id", str, True, None)),
+    "finish": (("reason", str, True, None),),
+}
 
 
 def validate_event(event: object) -> dict:
@@ -45,24 +48,15 @@ def validate_event(event: object) -> dict:
     if not isinstance(event, dict):
         raise EventError("an event must be a JSON object", field=None)
     kind = event.get("type")
-    if kind not in EVENT_TYPES:
+    fields = _FIELDS.get(kind) if isinstance(kind, str) else None
+    if fields is None:
         raise EventError(f"unknown event type {kind!r}", field="type")
-    if kind in TEXT_CHANNELS or kind == "user":
-        _require(event, "text", str)
-    elif kind == "tool_call":
-        _require(event, "name", str)
-        if "args" in event and not isinstance(event["args"], dict):
-            raise EventError("field 'args' of a tool_call event must be an object", field="args")
-        _require(event, "id", str, optional=True)
-    elif kind == "tool_result":
-        _require(event, "ok", bool, optional=True)
-        _require(event, "output", str, optional=True)
-        _require(event, "id", str, optional=True)
-    elif kind == "finish":
-        _require(event, "reason", str, optional=True)
-    elif kind == "turn":
-        _require(event, "prompt", str, optional=True)
-    if "t" in event and event["t"] is not None:
-        if isinstance(event["t"], bool) or not isinstance(event["t"], (int, float)):
-            raise EventError("field 't' must be a number of seconds", field="t")
+    # a table, not a call per field: every imported event passes here
+    for name, wanted, null_passes, absent in fields:
+        value = event.get(name, absent)
+        if not isinstance(value, wanted) and not (null_passes and value is None):
+            raise EventError(f"field {name!r} of a {kind} event must be {_KIND_NAMES[wanted]}", field=name)
+    t = event.get("t")
+    if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float))):
+        raise EventError("field 't' must be a number of seconds", field="t")
     return event

@@ -4,8 +4,9 @@ JSON nested hundreds of levels deep parses, but every recursive walk of it
 afterwards (tool-call keys, storage checks, drawing) may hit Python's
 recursion limit, in one place and not another. So the lab refuses such a
 text before anything recursive sees it (LOOPGUARD_MAX_JSON_DEPTH). The scan
-is iterative and runs at C speed: strings are cut out with one regular
-expression, then the brackets left are summed (`itertools.accumulate`).
+is iterative and runs at C speed: strings are cut out (`bytes.replace`, then
+one regular expression for those holding brackets), then the brackets left
+are counted (`bytes.replace` of the deepest pairs, `itertools.accumulate`).
 Only a text that is too deep is walked again, token by token, to say where.
 """
 
@@ -23,6 +24,9 @@ _SKELETON_STRING = re.compile(rb'"[^"\n]*+"')  # a string once its escapes are g
 _STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in _STEP)
 _NOT_SKELETON = bytes(b for b in range(256) if b not in _STEP and b not in b'"\n')
+_PARENS = bytes.maketrans(b"[{]}", b"(())")  # the brackets as `_max_level` counts them
+_LEVEL = {ord("("): 1, ord(")"): -1}
+_ROUNDS = 64  # rounds of `_max_level` at most: each is a pass over what is left
 _TOKEN = re.compile(r'"(?:[^"\\\n]++|\\.)*+"|[\[\]{}:,\n]|[^"\[\]{}:,\n\s]+')
 
 
@@ -52,9 +56,31 @@ def json_max_depth(text: str | bytes) -> int:
     # are gone, only quotes, brackets and newlines matter, a small part of
     # most texts: the strings are cut out of that (a regular expression over
     # all of the text took most of the time).
-    skeleton = text.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, _NOT_SKELETON)
-    brackets = _SKELETON_STRING.sub(b"", skeleton).translate(None, _NOT_BRACKETS)
-    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
+    if b"\\" in text:
+        text = text.replace(b"\\\\", b"").replace(b'\\"', b"")
+    skeleton = text.translate(None, _NOT_SKELETON)
+    # Most strings hold no bracket and are left as `""`: those go at C speed,
+    # and the expression cuts out the few left. Two quotes side by side are a
+    # string's ends, or the end of one and the start of the next, which then
+    # join: no bracket moves in or out of a string, on lines whose quotes pair
+    # up (each line's quotes are one run once the brackets are gone).
+    if b'"' not in skeleton.translate(None, b"[]{}").replace(b'""', b""):
+        skeleton = skeleton.replace(b'""', b"")
+    return _max_level(_SKELETON_STRING.sub(b"", skeleton).translate(_PARENS, _NOT_BRACKETS))
+
+
+def _max_level(parens: bytes) -> int:
+    """`max(accumulate(+1 per "(", -1 per ")"), default=0)`. In a balanced
+    text each "()" is a deepest pair, and removing them all (one C-speed
+    `replace`) takes one level off: a few rounds leave a short rest to
+    count. An unbalanced text is counted whole."""
+    rest, rounds = parens, 0
+    while rounds < _ROUNDS and len(shorter := rest.replace(b"()", b"")) < len(rest):
+        rest, rounds = shorter, rounds + 1
+    levels = list(accumulate(map(_LEVEL.__getitem__, rest)))
+    if levels and (levels[-1] or min(levels) < 0):
+        return max(accumulate(map(_LEVEL.__getitem__, parens)))
+    return rounds + max(levels, default=0)
 
 
 def json_depth_at(text: str, position: int) -> int:

@@ -1,8 +1,9 @@
 """`TranscriptBuilder`: what every parser fills while it reads, and the
 small conversions the parsers share (tool arguments, tool output, times).
 
-Appending an event is O(1); `finish()` validates every event once, so a
-session of n events costs O(n) whatever the format.
+Appending an event is O(1); `finish()` (or `take()`, block by block)
+validates every event once, so a session of n events costs O(n) whatever
+the format.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ class TranscriptBuilder:
         self.format = fmt
         self.version = version
         self.events: list[dict] = []
+        self.taken = 0  # events handed over by `take`
         self.model: str | None = None
         self.title: str | None = None
         self.session_id: str | None = None
@@ -65,15 +67,8 @@ class TranscriptBuilder:
         if self.model is None and isinstance(model, str) and model:
             self.model = model
 
-    def finish(self) -> Transcript:
-        """The transcript: a `session` event, then the events, with `t`
-        counted from the earliest stamped event."""
-        times = [event["t"] for event in self.events if "t" in event]
-        if times:
-            start = min(times)
-            for event in self.events:
-                if "t" in event:
-                    event["t"] = round(event["t"] - start, 6)
+    def header(self) -> dict:
+        """The `session` event, from what the records said so far."""
         session: dict = {"type": "session", "source": self.format}
         if self.session_id:
             session["id"] = self.session_id
@@ -84,12 +79,28 @@ class TranscriptBuilder:
             meta["title"] = self.title
         if meta:
             session["meta"] = meta
-        events = [session, *self.events]
-        for number, event in enumerate(events):
-            try:
-                validate_event(event)
-            except EventError as exc:  # a value of the wrong type slipped through a parser
-                raise self.source.error(f"event {number} ({event.get('type')}): {exc}", field=exc.field) from None
+        return session
+
+    def take(self) -> list[dict]:
+        """Hand over the events added since the last `take`, validated as
+        `finish` validates them: for a format that stamps no times, which
+        `finish` counts from the earliest of all the events."""
+        events, self.events = self.events, []
+        self._validate(events, self.taken + 1)
+        self.taken += len(events)
+        return events
+
+    def finish(self) -> Transcript:
+        """The transcript: a `session` event, then the events, with `t`
+        counted from the earliest stamped event."""
+        times = [event["t"] for event in self.events if "t" in event]
+        if times:
+            start = min(times)
+            for event in self.events:
+                if "t" in event:
+                    event["t"] = round(event["t"] - start, 6)
+        events = [self.header(), *self.events]
+        self._validate(events, 0)
         return Transcript(
             format=self.format,
             parser_version=self.version,
@@ -99,6 +110,14 @@ class TranscriptBuilder:
             skipped=self.skipped,
             warnings=self.warnings,
         )
+
+    def _validate(self, events: list[dict], first: int) -> None:
+        """Validate `events`, numbered from `first` in messages (the session event is 0)."""
+        for number, event in enumerate(events, first):
+            try:
+                validate_event(event)
+            except EventError as exc:  # a value of the wrong type slipped through a parser
+                raise self.source.error(f"event {number} ({event.get('type')}): {exc}", field=exc.field) from None
 
 
 def epoch_seconds(timestamp: object) -> float | None:

@@ -10,6 +10,9 @@ when complete: when the next index or id starts, at finish, or at the end.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+from .blocks import BLOCK_EVENTS, TranscriptBlocks
 from .builder import TranscriptBuilder, as_dict, as_list, output_text, require_str, tool_args
 from .source import Source
 from .stream import stream_records, whole_document
@@ -21,6 +24,28 @@ VERSION = "openai/1"
 
 def parse(source: Source) -> Transcript:
     builder = TranscriptBuilder(source, NAME, VERSION)
+    for _ in _read(builder, source):
+        pass
+    return builder.finish()
+
+
+def read_blocks(source: Source, size: int = BLOCK_EVENTS) -> TranscriptBlocks:
+    """The events in blocks of about `size`, a stream's parsed as they are
+    asked for (this format stamps no times: `take` may hand them over)."""
+    builder = TranscriptBuilder(source, NAME, VERSION)
+
+    def blocks() -> Iterator[list[dict]]:
+        for _ in _read(builder, source):
+            if len(builder.events) >= size:
+                yield builder.take()
+        if builder.events:
+            yield builder.take()
+
+    return TranscriptBlocks(NAME, VERSION, blocks(), builder.header)
+
+
+def _read(builder: TranscriptBuilder, source: Source) -> Iterator[None]:
+    """Fill `builder` from the file, pausing after each record of a stream."""
     document = whole_document(source)
     if isinstance(document, list):
         _messages(builder, document, "")
@@ -30,10 +55,16 @@ def parse(source: Source) -> Transcript:
     elif isinstance(document, dict) and any("message" in as_dict(c) for c in as_list(document.get("choices"))):
         _completion(builder, document)
     else:
-        _stream(builder, source)
-    if not builder.events:
+        reader = ChunkReader(builder)
+        for number, chunk in stream_records(source):
+            reader.feed(chunk, number)
+            yield
+        reader.close()
+    if not (builder.events or builder.taken):
         raise source.error("no OpenAI chat completion chunks, completion or messages found; is this the right format?")
-    return builder.finish()
+
+
+_REASONING_FIELDS = frozenset(("reasoning_content", "reasoning", "reasoning_details"))
 
 
 def _reasoning_text(message: dict) -> str | None:
@@ -142,6 +173,8 @@ class _ToolCallAssembler:
 
     def flush(self, below: int | None = None) -> None:
         """Emit the pending calls (all, or those with an index below `below`)."""
+        if not self.pending:  # most chunks: nothing to sort
+            return
         for index in sorted(self.pending):
             if below is not None and index >= below:
                 continue
@@ -176,8 +209,12 @@ class ChunkReader:
             else:
                 builder.skip(number, chunk.get("type") or chunk.get("object") or "record without choices")
             return
-        builder.set_model(chunk.get("model"))
-        choices = [as_dict(choice) for choice in as_list(chunk.get("choices"))]
+        # written for the common chunk (one choice, a delta of text): this
+        # runs for every chunk of a stream
+        if builder.model is None:
+            builder.set_model(chunk.get("model"))
+        choices = chunk.get("choices")
+        choices = [c if isinstance(c, dict) else {} for c in choices] if isinstance(choices, list) else []
         if not self.multiple_choices and any(choice.get("index", 0) != 0 for choice in choices):
             self.multiple_choices = True
             _note_other_choices(builder, choices)
@@ -190,27 +227,27 @@ class ChunkReader:
                 tools.flush()
                 self.response_id = chunk.get("id")
                 builder.add("turn")
-            delta = as_dict(choice.get("delta"))
-            reasoning = _reasoning_text(delta)
-            content = _content_text(delta.get("content")) or require_str(delta.get("refusal"))
+            delta = choice.get("delta")
+            delta = delta if isinstance(delta, dict) else {}
+            reasoning = _reasoning_text(delta) if _REASONING_FIELDS.intersection(delta) else None
+            content = delta.get("content")
+            if not (isinstance(content, str) and content):
+                content = _content_text(content) or require_str(delta.get("refusal"))
             if reasoning or content:
                 tools.flush()
-            builder.text("reasoning", reasoning)
-            builder.text("content", content)
-            for fragment in as_list(delta.get("tool_calls")):
-                tools.feed(as_dict(fragment))
-            if require_str(choice.get("finish_reason")):
+            if reasoning:
+                builder.add("reasoning", text=reasoning)
+            if content:
+                builder.add("content", text=content)
+            if fragments := delta.get("tool_calls"):
+                for fragment in as_list(fragments):
+                    tools.feed(as_dict(fragment))
+            reason = choice.get("finish_reason")
+            if isinstance(reason, str) and reason:
                 tools.flush()
-                builder.add("finish", reason=choice["finish_reason"])
+                builder.add("finish", reason=reason)
                 self.response_id = object()  # servers that reuse one id: the next chunk is a new request
 
     def close(self) -> None:
         """The stream ended: emit the tool calls still being assembled."""
         self.tools.flush()
-
-
-def _stream(builder: TranscriptBuilder, source: Source) -> None:
-    reader = ChunkReader(builder)
-    for number, chunk in stream_records(source):
-        reader.feed(chunk, number)
-    reader.close()

@@ -68,6 +68,11 @@ def _bounded_int(digits: str) -> int | None:
 # every JSON the importers read goes through this decoder (`JSON_DECODER.decode`
 # raises ValueError, or RecursionError for absurd nesting)
 JSON_DECODER = json.JSONDecoder(parse_float=_finite, parse_int=_bounded_int, parse_constant=lambda _: None)
+# `loads` tries the C scanner first without the call to `_bounded_int` per
+# integer: where that finds an integer too long for Python it raises
+# ValueError, and the text goes through `JSON_DECODER`, as does one that is
+# not exactly one JSON value (its error said by `JSON_DECODER`)
+_SCAN = json.JSONDecoder(parse_float=_finite, parse_constant=lambda _: None).scan_once
 
 
 def loads(text: str, file: str, line: int | None = None) -> object:
@@ -77,6 +82,12 @@ def loads(text: str, file: str, line: int | None = None) -> object:
     PostgreSQL's jsonb refuses them) and integers too long for Python are
     read as null."""
     try:
+        try:
+            value, end = _SCAN(text, 0)
+            if end == len(text):
+                return value
+        except (StopIteration, ValueError):
+            pass
         return JSON_DECODER.decode(text)
     except json.JSONDecodeError as exc:
         at = exc.lineno if line is None else line + exc.lineno - 1

@@ -135,11 +135,17 @@ def raw_upload_storage():
 
 class RawUpload(models.Model):
     """The uploaded file, byte for byte, kept for download and re-import: in
-    `content`, or in `file` of the raw-upload storage (LOOPGUARD_RAW_STORAGE)."""
+    `content` (compressed as `content_encoding` says), or in `file` of the
+    raw-upload storage (LOOPGUARD_RAW_STORAGE), as it came."""
+
+    class Encoding(models.TextChoices):
+        NONE = "", "none"
+        ZLIB = "zlib", "zlib"
 
     session = models.OneToOneField(Session, on_delete=models.CASCADE, related_name="raw_upload")
     filename = models.CharField(max_length=255)
     content = models.BinaryField(blank=True, default=b"")
+    content_encoding = models.CharField(max_length=8, choices=Encoding.choices, blank=True, default=Encoding.NONE)
     file = models.FileField(storage=raw_upload_storage, max_length=300, blank=True)
     size = models.PositiveBigIntegerField()
     sha256 = models.CharField(max_length=64, db_index=True)

@@ -8,12 +8,19 @@ A row with a `file` name is read from the storage, any other from
 changes one row at a time, and only after its copy was read back intact.
 The storage is looked up at each use (`raw_upload_storage`), not taken
 from the model field, which fixes one when the model class is made.
+
+In the database an upload is kept compressed (zlib level 1: a 14 MB JSON
+Lines file in 0.03 s of the importer's CPU, to a few percent of its size;
+sent as it was, the server spent 0.28 s of CPU reading its hex text and
+compressing it itself). Rows stored before that (`content_encoding` "")
+read as they are.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -42,7 +49,7 @@ def raw_upload_create(*, session: Session, filename: str, raw: bytes) -> RawUplo
     row without its bytes."""
     upload = RawUpload(session=session, filename=filename, size=len(raw), sha256=hashlib.sha256(raw).hexdigest())
     if settings.LOOPGUARD_RAW_STORAGE == "db":
-        upload.content = raw
+        upload.content, upload.content_encoding = _compressed(raw)
     else:
         upload.file.name = raw_upload_storage().save(raw_upload_name(session.pk, upload.sha256), ContentFile(raw))
     upload.save()
@@ -54,7 +61,18 @@ def raw_upload_read(upload: RawUpload) -> bytes:
     if upload.file:
         with raw_upload_storage().open(upload.file.name, "rb") as stored:
             return stored.read()
-    return bytes(upload.content)
+    return _content(upload)
+
+
+def _compressed(raw: bytes) -> tuple[bytes, str]:
+    """`content` and `content_encoding` of a row that keeps `raw`."""
+    return zlib.compress(raw, 1), RawUpload.Encoding.ZLIB
+
+
+def _content(upload: RawUpload) -> bytes:
+    """The upload's bytes from its row's `content`."""
+    content = bytes(upload.content)
+    return zlib.decompress(content) if upload.content_encoding == RawUpload.Encoding.ZLIB else content
 
 
 @dataclass
@@ -106,12 +124,12 @@ def _checked(upload: RawUpload, data: bytes, where: str) -> bytes:
 
 def _move_to_storage(pk: int) -> None:
     upload = RawUpload.objects.get(pk=pk)
-    data = _checked(upload, bytes(upload.content), "the database row")
+    data = _checked(upload, _content(upload), "the database row")
     storage = raw_upload_storage()
     name = storage.save(raw_upload_name(upload.session_id, upload.sha256), ContentFile(data))
     with storage.open(name, "rb") as copy:
         _checked(upload, copy.read(), f"the stored copy {name}")
-    if not RawUpload.objects.filter(pk=pk, file="").update(file=name, content=b""):
+    if not RawUpload.objects.filter(pk=pk, file="").update(file=name, content=b"", content_encoding=""):
         storage.delete(name)  # moved meanwhile by another run: drop our copy
 
 
@@ -119,8 +137,9 @@ def _move_to_database(pk: int) -> None:
     upload = RawUpload.objects.defer("content").get(pk=pk)
     name = upload.file.name
     data = _checked(upload, raw_upload_read(upload), f"the stored file {name}")
+    content, encoding = _compressed(data)
     with transaction.atomic():
-        if RawUpload.objects.filter(pk=pk, file=name).update(content=data, file=""):
+        if RawUpload.objects.filter(pk=pk, file=name).update(content=content, content_encoding=encoding, file=""):
             transaction.on_commit(lambda: raw_upload_storage().delete(name))
 
 

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from itertools import chain, count
 from pathlib import PurePosixPath
 
 from django.conf import settings
@@ -9,7 +10,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from detector.config import builtin_config
-from detector.importers import FormatNotRecognised, TranscriptError, parse_bytes
+from detector.importers import FormatNotRecognised, TranscriptBlocks, TranscriptError, parse_blocks
 from detector.json_depth import json_depth_problem
 from loopguard_site.accounts.models import Project
 from loopguard_site.accounts.services import default_project
@@ -17,7 +18,7 @@ from loopguard_site.errors import FieldError
 from loopguard_site.storable import unstorable_event
 
 from .archives import ZipLimits, is_zip, zip_members
-from .event_rows import COPY_BLOCK, event_json, events_insert
+from .event_rows import COPY_BLOCK, Row, event_blocks_insert, event_json, events_insert
 from .models import RawUpload, Session, Tag
 from .raw_uploads import raw_upload_create
 from .selectors import scan_profile_name
@@ -44,14 +45,11 @@ def session_create_from_events(
     tags: Iterable[str] = (),
     state: str = Session.State.STORED,
     profile: str = "",
-    event_texts: Iterable[str] | None = None,
 ) -> Session:
     """Store a session of `project` (None: the project "default", as
     `loopguard import` without `--project`) with its events (already
-    validated, in stream order; `event_texts`, when the caller has them, are
-    their `event_json`, taken as the events are stored: an error they raise
-    stores nothing) and, when given, the raw upload — all of it or, on
-    any error, nothing. Who may write to which project, the callers ask
+    validated, in stream order) and, when given, the raw upload — all of
+    it or, on any error, nothing. Who may write to which project, the callers ask
     accounts.access."""
     session = Session.objects.create(
         project=project or default_project(),
@@ -68,7 +66,7 @@ def session_create_from_events(
     if names:
         Tag.objects.bulk_create([Tag(name=name) for name in names], ignore_conflicts=True)
         session.tags.set(Tag.objects.filter(name__in=names))
-    events_insert(session.pk, events, event_texts)
+    events_insert(session.pk, events)
     if raw is not None:
         raw_upload_create(session=session, filename=filename, raw=raw)
     return session
@@ -145,54 +143,89 @@ def session_import_file(
     """Import one transcript file (not a zip) and store it with its raw bytes,
     all in one transaction; bad input raises `TranscriptError` naming
     `filename` and the line or field, and stores nothing. The raw upload
-    downloads as `raw_name` (default: `filename` without its folders)."""
+    downloads as `raw_name` (default: `filename` without its folders).
+
+    The events are stored a block at a time as they are parsed (the
+    session row once the first block tells its header), so that the
+    database stores one block while the next is parsed; the session's
+    header, count and model are set at the end."""
     if len(data) > settings.LOOPGUARD_UPLOAD_MAX_BYTES:
         raise upload_size_error(len(data), filename)
     if problem := json_depth_problem(data, settings.LOOPGUARD_MAX_JSON_DEPTH):
         raise TranscriptError(f"{problem} (LOOPGUARD_MAX_JSON_DEPTH)", file=filename, line=problem.line)
-    transcript = parse_bytes(data, filename, fmt)
-    # the `session` header (every import has one, made up when the file has
-    # none) is not one of the file's events: a file of exactly the limit imports
-    header = bool(transcript.events) and transcript.events[0]["type"] == "session"
-    counted = len(transcript.events) - header
-    if counted > settings.LOOPGUARD_MAX_EVENTS:
-        raise TranscriptError(
-            f"{counted} events, over the limit of {settings.LOOPGUARD_MAX_EVENTS} events per session"
-            " (LOOPGUARD_MAX_EVENTS)",
-            file=filename,
-        )
+    transcript = parse_blocks(data, filename, fmt, COPY_BLOCK)
     basename = PurePosixPath((raw_name or filename).replace("\\", "/")).name or "upload"
-    model = (transcript.model or "")[:MODEL_MAX]
-    return session_create_from_events(
-        title=(title or transcript.title or PurePosixPath(basename).stem or basename)[:TITLE_MAX],
-        model=model,
-        source_format=transcript.format,
-        parser_version=transcript.parser_version,
-        events=transcript.events,
-        event_texts=_storable_texts(transcript.events, filename),
-        raw=data,
-        profile=scan_profile_name((project or default_project()).pk, model),
-        filename=basename[:FILENAME_MAX],
-        uploader=uploader,
-        project=project,
-        tags=tags,
-    )
+    project = project or default_project()
+    with transaction.atomic():
+        first = next(transcript.blocks, [])
+        session = session_create_from_events(
+            **_header_fields(transcript, title, basename),
+            source_format=transcript.format,
+            parser_version=transcript.parser_version,
+            events=(),
+            uploader=uploader,
+            project=project,
+            tags=tags,
+        )
+        rows = _ImportRows(session.pk, chain([first], transcript.blocks), transcript.header, filename)
+        event_blocks_insert(rows)
+        fields = _header_fields(transcript, title, basename)
+        fields.update(profile=scan_profile_name(project.pk, fields["model"]), event_count=rows.count)
+        Session.objects.filter(pk=session.pk).update(**fields)
+        raw_upload_create(session=session, filename=basename[:FILENAME_MAX], raw=data)
+    for name, value in fields.items():
+        setattr(session, name, value)
+    return session
 
 
-def _storable_texts(events: Sequence[dict], filename: str) -> Iterator[str]:
-    """The events' `event_json`, encoded once and checked for what the
-    database cannot store a COPY block at a time, as the insert takes them:
-    PostgreSQL stores one block while the next is encoded. A problem raises
-    `TranscriptError` naming the event and the field mid-insert, and the
-    import's transaction then stores nothing."""
-    for start in range(0, len(events), COPY_BLOCK):
-        block = events[start : start + COPY_BLOCK]
-        texts = [event_json(event) for event in block]
-        if problem := unstorable_event(block, "\n".join(texts)):
+def _header_fields(transcript: TranscriptBlocks, title: str, basename: str) -> dict:
+    """The session row's title and model, from what the header knows so far."""
+    return {
+        "title": (title or transcript.title() or PurePosixPath(basename).stem or basename)[:TITLE_MAX],
+        "model": (transcript.model() or "")[:MODEL_MAX],
+    }
+
+
+@dataclass
+class _ImportRows:
+    """The rows of an import's events, a block at a time, each encoded
+    once and checked for what the database cannot store as the insert
+    takes it: a problem raises `TranscriptError` naming the event and the
+    field mid-insert, and the import's transaction then stores nothing. The
+    `session` event (seq 1) comes last, once the header is complete;
+    `count` is the session's events once all are taken."""
+
+    session_id: int
+    blocks: Iterator[list[dict]]
+    header: Callable[[], dict]
+    filename: str
+    count: int = 0
+
+    def __iter__(self) -> Iterator[list[Row]]:
+        most = settings.LOOPGUARD_MAX_EVENTS
+        self.count = 1
+        for block in self.blocks:
+            if self.count - 1 + len(block) > most:
+                counted = self.count - 1 + len(block) + sum(map(len, self.blocks))
+                raise TranscriptError(
+                    f"{counted} events, over the limit of {most} events per session (LOOPGUARD_MAX_EVENTS)",
+                    file=self.filename,
+                )
+            yield self._rows(self.count + 1, block)
+            self.count += len(block)
+        yield self._rows(1, [self.header()])
+
+    def _rows(self, seq: int, events: list[dict]) -> list[Row]:
+        """Rows of `events`, numbered from `seq`."""
+        texts = [event_json(event) for event in events]
+        if problem := unstorable_event(events, "\n".join(texts)):
             number, field, what = problem
-            event = start + number
-            raise TranscriptError(f"event {event} holds {what}, which cannot be stored", file=filename, field=field)
-        yield from texts
+            event = seq + number - 1
+            raise TranscriptError(
+                f"event {event} holds {what}, which cannot be stored", file=self.filename, field=field
+            )
+        session = self.session_id
+        return [(session, number, event["type"], text) for number, event, text in zip(count(seq), events, texts)]
 
 
 def _import_outcome(data: bytes, filename: str, raw_name: str = "", **options) -> ImportOutcome:

@@ -11,6 +11,7 @@ from loopguard_site.accounts.selectors import api_token_user
 from loopguard_site.demo import DEMO_DIR, demo_load
 from loopguard_site.replay.models import ReplayJob
 from loopguard_site.transcripts.models import Event, Session
+from loopguard_site.transcripts.raw_uploads import raw_upload_read
 from tests.shared_paths import shared_path
 
 # demo file -> (corpus row id, channel its text is in)
@@ -126,5 +127,5 @@ def test_a_demo_session_keeps_its_title_model_events_and_raw_file():
         "type": "tool_result", "id": "call_1", "ok": False,
         "output": "...ChatView.tsx is a text file. Use Read to read text files.",
     }  # fmt: skip
-    assert bytes(session.raw_upload.content) == raw
+    assert raw_upload_read(session.raw_upload) == raw
     assert session.raw_upload.filename == "loop-tools-readmediafile.jsonl"

@@ -77,7 +77,7 @@ def test_it_locks_rows_in_key_order_each_with_its_related_row_as_a_queryset_read
     assert [[getattr(s, f) for f in fields] for s, _ in locked] == [[getattr(s, f) for f in fields] for s in stored]
     related = locked[1][1]
     assert (related.pk, related.session_id, related.filename, related.size) == (upload.pk, uploaded.pk, "a.jsonl", 3)
-    assert related.get_deferred_fields() == {"content", "file", "sha256"}  # read when first used
+    assert related.get_deferred_fields() == {"content", "content_encoding", "file", "sha256"}  # read when first used
     assert rows_locked_with(Session, [], RawUpload, ["session"]) == []
 
 

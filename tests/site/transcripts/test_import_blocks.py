@@ -94,3 +94,59 @@ def test_a_bad_file_between_good_ones_stores_the_good_ones_whole(small_blocks, d
     assert list(RawUpload.objects.order_by("session_id").values_list("filename", flat=True)) == [
         "first.jsonl", "last.jsonl"
     ]  # fmt: skip
+
+
+def lines_file(lines: list[dict]) -> bytes:
+    return "".join(json.dumps(line) + "\n" for line in lines).encode()
+
+
+EVENTS_LINES = [
+    {"type": "session", "model": "m-1", "meta": {"title": "big one"}},
+    *({"type": "content", "text": f"chunk {n}"} for n in range(1, 26)),
+]
+CHUNK = {"id": "c", "object": "chat.completion.chunk", "model": "gpt-x"}
+OPENAI_LINES = [{**CHUNK, "choices": [{"index": 0, "delta": {"content": f"part {n} "}}]} for n in range(25)]
+
+
+@pytest.mark.parametrize(
+    ("lines", "model", "title"), [(EVENTS_LINES, "m-1", "big one"), (OPENAI_LINES, "gpt-x", "big")]
+)
+def test_a_large_file_in_several_blocks_is_stored_as_the_whole_list_path_stores_it(
+    lines, model, title, small_blocks, database
+):
+    data = lines_file(lines)
+    events = parse_bytes(data, "big.jsonl").events
+    whole = session_create_from_events(title="whole", model="", source_format="x", parser_version="x", events=events)
+
+    session = session_import_file(data=data, filename="big.jsonl")
+
+    rows = stored_rows(session.pk)
+    assert rows == stored_rows(whole.pk)
+    assert [seq for seq, _, _ in rows] == list(range(1, len(events) + 1))
+    assert [kind for _, kind, _ in rows] == [event["type"] for event in events]
+    assert [json.loads(text).get("text") for _, _, text in rows] == [event.get("text") for event in events]
+    stored = Session.objects.get(pk=session.pk)
+    assert (stored.model, stored.title, stored.event_count) == (model, title, len(events))
+    assert (session.model, session.title, session.event_count) == (model, title, len(events))
+
+
+@pytest.mark.parametrize("lines", [EVENTS_LINES, OPENAI_LINES])
+def test_invalid_json_in_a_late_block_stores_nothing_and_names_its_line(lines, small_blocks, database):
+    text = lines_file(lines).decode().splitlines()
+    text[19] = '{"type": "content", "text": '  # line 20, long after the first blocks went to the database
+
+    with pytest.raises(TranscriptError) as caught:
+        session_import_file(data="\n".join(text).encode(), filename="big.jsonl")
+
+    assert str(caught.value) == "big.jsonl: line 20: truncated JSON: Expecting value (column 29)"
+    assert (Session.objects.count(), Event.objects.count(), RawUpload.objects.count()) == (0, 0, 0)
+
+
+def test_a_file_over_the_event_limit_in_a_late_block_stores_nothing_and_counts_all(small_blocks, database, settings):
+    settings.LOOPGUARD_MAX_EVENTS = 12
+
+    with pytest.raises(TranscriptError) as caught:
+        session_import_file(data=events_file(20), filename="big.jsonl")
+
+    assert str(caught.value) == "big.jsonl: 20 events, over the limit of 12 events per session (LOOPGUARD_MAX_EVENTS)"
+    assert (Session.objects.count(), Event.objects.count(), RawUpload.objects.count()) == (0, 0, 0)

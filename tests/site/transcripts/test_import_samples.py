@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from loopguard_site.transcripts.models import Session
+from loopguard_site.transcripts.raw_uploads import raw_upload_read
 from loopguard_site.transcripts.services import session_import_file
 from tests.detector.importers.test_samples import SAMPLES, assert_events_as_expected
 from tests.shared_paths import FORMATS_DIR
@@ -20,7 +21,7 @@ def assert_stored_as_expected(session: Session, name: str) -> None:
     assert session.model == (expected["model"] or "")
     assert session.event_count == len(events)
     assert_events_as_expected(events, expected)
-    assert bytes(session.raw_upload.content) == (FORMATS_DIR / name).read_bytes()
+    assert raw_upload_read(session.raw_upload) == (FORMATS_DIR / name).read_bytes()
 
 
 @pytest.mark.django_db

@@ -7,6 +7,7 @@ session's file goes with it."""
 from __future__ import annotations
 
 import hashlib
+import zlib
 from datetime import timedelta
 
 import boto3
@@ -38,9 +39,10 @@ def imported(user) -> list[Session]:
 
 
 def where(session: Session) -> tuple[str, int]:
-    """(stored file name, bytes in the database row) of the session's raw upload."""
+    """(stored file name, bytes the database row keeps, once uncompressed) of the session's raw upload."""
     raw = RawUpload.objects.get(session=session)
-    return raw.file.name, len(bytes(raw.content))
+    kept = zlib.decompress(raw.content) if raw.content_encoding == RawUpload.Encoding.ZLIB else bytes(raw.content)
+    return raw.file.name, len(kept)
 
 
 def name_of(session: Session, path) -> str:

@@ -6,6 +6,7 @@ import pytest
 
 from loopguard_site.transcripts.event_rows import SQLITE_BATCH
 from loopguard_site.transcripts.models import Event, RawUpload, Session
+from loopguard_site.transcripts.raw_uploads import raw_upload_read
 from loopguard_site.transcripts.services import session_create_from_events
 
 EVENTS = [
@@ -34,7 +35,7 @@ def test_it_stores_the_session_and_every_event_in_order():
         (seq, event["type"], event) for seq, event in enumerate(EVENTS, start=1)
     ]
     raw = session.raw_upload
-    assert (raw.filename, bytes(raw.content), raw.size) == ("x.jsonl", b'{"type": "turn"}\n', 17)
+    assert (raw.filename, raw_upload_read(raw), raw.size) == ("x.jsonl", b'{"type": "turn"}\n', 17)
     assert raw.sha256 == hashlib.sha256(b'{"type": "turn"}\n').hexdigest()
 
 

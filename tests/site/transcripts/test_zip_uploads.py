@@ -12,6 +12,7 @@ import pytest
 
 from loopguard_site.transcripts.archives import ZipLimits, zip_members
 from loopguard_site.transcripts.models import Session
+from loopguard_site.transcripts.raw_uploads import raw_upload_read
 from loopguard_site.transcripts.services import Upload, sessions_import_upload
 
 GOOD = b'{"type": "session", "model": "m"}\n{"type": "content", "text": "fine"}\n'
@@ -46,7 +47,7 @@ def test_every_member_of_a_zip_is_imported_on_its_own(user):
         "error bundle.zip:c.jsonl: line 1: invalid JSON: Expecting property name enclosed in double quotes (column 2)",
         f"imported d.jsonl: session {d.pk}, 2 events, format events",
     ]
-    assert [(s.title, s.raw_upload.filename, bytes(s.raw_upload.content)) for s in (a, b)] == [
+    assert [(s.title, s.raw_upload.filename, raw_upload_read(s.raw_upload)) for s in (a, b)] == [
         ("a", "a.jsonl", GOOD),
         ("b", "b.jsonl", OTHER),
     ]
