@@ -58,11 +58,16 @@ class Detector:
     reads_text_whole: ClassVar[bool] = False
     # Set by a detector that reads inside chunks but has nothing to do for
     # most of them: a chunk holding none of `wake_chars` and shorter than
-    # `quiet_room(kind)` would only be buffered, so the monitor holds it and
+    # `quiet_room` would only be buffered, so the monitor holds it and
     # hands it on later, joined with the chunks after it (as for
     # `reads_text_whole`, the result must not depend on the chunking).
     # None: every chunk is handed on at once.
     wake_chars: ClassVar[frozenset[str] | None] = None
+    # With `wake_chars` set, `feed` of a text event leaves here how much quiet
+    # text of that event's channel (chunks holding none of `wake_chars`) the
+    # monitor may hold for it: the held text must stay shorter. An attribute,
+    # not a method: the monitor reads it after every text it hands on.
+    quiet_room: int = 0
     # Those of `wake_chars` that matter only when whitespace follows them
     # (a comma or a full stop ends a block only then): a chunk whose only
     # wake characters are such marks, none with whitespace after it in the
@@ -81,12 +86,6 @@ class Detector:
 
     def feed(self, event: dict, ctx: StreamContext) -> list[Detection]:
         raise NotImplementedError
-
-    def quiet_room(self, kind: str) -> int:
-        """With `wake_chars` set: the quiet text of channel `kind` (chunks
-        holding none of `wake_chars`) the monitor may hold for this detector
-        must stay shorter than this many characters."""
-        return 0
 
     def tick(self, t: float, ctx: StreamContext) -> list[Detection]:
         """Time `t` has come with no event (a live stream gone silent); most

@@ -154,14 +154,14 @@ class Monitor:
         # The bulk of a stream, an untimed chunk no reader needs yet, is held.
         if kind == self._quiet_kind and "t" not in event:
             text = event.get("text")
-            if type(text) is str and len(text) < self._quiet_room:
+            if type(text) is str and (size := len(text)) < self._quiet_room:
                 quiet = self._quiet_wake.isdisjoint(text)
                 if quiet or self._only_marks(text):
                     self._quiet.append(text)
                     # After a mark the next chunk is handed on: it may start with whitespace.
                     marked = not quiet and text[-1] in self._quiet_marks
-                    self._quiet_room = 0 if marked else self._quiet_room - len(text)
-                    ctx.offsets[kind] += len(text)
+                    self._quiet_room = 0 if marked else self._quiet_room - size
+                    ctx.offsets[kind] += size
                     ctx.events += 1
                     return []
         if kind in TEXT_CHANNELS and "t" not in event and type(event.get("text")) is str:
@@ -239,7 +239,8 @@ class Monitor:
             hits = detector.feed(event, ctx)
             if hits:
                 found += hits
-            room = min(room, detector.quiet_room(kind))
+            if detector.quiet_room < room:
+                room = detector.quiet_room
         self._quiet_room = 0 if self._every_chunk[kind] else room
         if self._run_readers[kind]:
             text = event["text"]

@@ -115,10 +115,6 @@ class NearDuplicate(Detector):
         super().__init__(params)
         self._channels = {channel: _Channel(self.params.max_period) for channel in TEXT_CHANNELS}
 
-    def quiet_room(self, kind: str) -> int:
-        """Text without a segment mark is only buffered up to the segment's cut."""
-        return self.params.max_segment_chars - self._channels[kind].pending_len
-
     def feed(self, event: dict, ctx: StreamContext) -> list[Detection]:
         kind = event["type"]
         state = self._channels.get(kind)
@@ -131,14 +127,16 @@ class NearDuplicate(Detector):
                 return self._flush(ctx)
             return []
         text = event["text"]
-        if SEGMENT_MARKS.isdisjoint(text) and state.pending_len + len(text) < self.params.max_segment_chars:
+        cap = self.params.max_segment_chars
+        if SEGMENT_MARKS.isdisjoint(text) and state.pending_len + len(text) < cap:
             state.pending.append(text)
             state.pending_len += len(text)
+            # Text without a segment mark is only buffered up to the segment's cut.
+            self.quiet_room = cap - state.pending_len
             return []
         found = []
         offset = ctx.offsets[kind]
         i = 0
-        cap = self.params.max_segment_chars
         while i < len(text):
             match = SEGMENT_END.search(text, i)
             cut = match.end() if match else len(text) + 1
@@ -154,6 +152,7 @@ class NearDuplicate(Detector):
         if i < len(text):
             state.pending.append(text[i:])
             state.pending_len += len(text) - i
+        self.quiet_room = cap - state.pending_len
         return found
 
     def _flush(self, ctx: StreamContext) -> list[Detection]:

@@ -65,8 +65,9 @@ class PeriodTracker:
         self._recent: deque = deque(maxlen=max_period)
         self.reset()
 
-    def push(self, element: Hashable) -> None:
-        """Add one element (`current` tells the run it completes, if any)."""
+    def push(self, element: Hashable) -> bool:
+        """Add one element (`current` tells the run it completes, if any);
+        return whether some run goes on at the tail (see `live_periods`)."""
         recent = self._recent
         if element not in recent:
             # The common case in prose: a new element ends every run.
@@ -74,7 +75,7 @@ class PeriodTracker:
             self._base = self._base_len = 0
             recent.append(element)
             self.count += 1
-            return
+            return False
         available = len(recent)
         q, run = self._base, self._base_len
         if q and recent[-q] == element:
@@ -105,6 +106,7 @@ class PeriodTracker:
         self._matches = matches
         recent.append(element)
         self.count += 1
+        return bool(self._base or matches)
 
     def _rebase(self, matches: dict[int, int]) -> None:
         """The base run broke (or there was none): the smallest live period is
@@ -134,10 +136,6 @@ class PeriodTracker:
             if m >= p and m + p >= self.min_elements:
                 return PeriodRun(period=p, length=m + p)
         return PeriodRun(period=q, length=run) if based else None
-
-    def has_live_periods(self) -> bool:
-        """Whether some run goes on at the tail (the cheap test before `live_periods`)."""
-        return bool(self._base or self._matches)
 
     def live_periods(self) -> list[int]:
         """The periods whose run goes on at the tail (matches > 0), smallest first."""

@@ -86,7 +86,7 @@ def lines_around(unit: str) -> int:
 class ShortUnitFinder:
     """Character-level periodic-tail check over one channel's stream."""
 
-    __slots__ = ("params", "window_chars", "_text", "_pending", "chars_to_check", "_active_period", "covered_until")
+    __slots__ = ("params", "window_chars", "_text", "pending", "chars_to_check", "_active_period", "covered_until")
 
     def __init__(self, params) -> None:
         self.params = params
@@ -104,7 +104,10 @@ class ShortUnitFinder:
 
     def reset(self) -> None:
         self._text = ""  # the window and text before it (see _check)
-        self._pending: list[str] = []
+        # Text since the last check; a caller may append a chunk shorter than
+        # `chars_to_check` here itself (and subtract its length), for `feed`
+        # would only append it.
+        self.pending: list[str] = []
         self.chars_to_check = self.params.unit_check_every  # characters until the next check
         self._active_period = 0
         self.covered_until = 0  # end of the last reported loop, as far as it went on
@@ -112,7 +115,7 @@ class ShortUnitFinder:
     def feed(self, text: str, offset: int) -> tuple[RepeatedRegion, ...]:
         """Append `text` (starting at channel `offset`, at most `chars_to_check`
         characters); check when it reaches the next check position."""
-        self._pending.append(text)
+        self.pending.append(text)
         self.chars_to_check -= len(text)
         if self.chars_to_check:
             return ()
@@ -154,8 +157,8 @@ class ShortUnitFinder:
         # copies no window, it searches `_text` from `base` on.
         text = self._text
         self._text = ""  # (one reference left: `+=` may grow the string in place)
-        text += "".join(self._pending)
-        self._pending = []
+        text += "".join(self.pending)
+        self.pending = []
         if len(text) > 2 * self.window_chars:
             text = text[-self.window_chars :]
         self._text = text
@@ -172,23 +175,38 @@ class ShortUnitFinder:
             self._active_period = 0
         if size < 2 * KEY_CHARS:
             return None
+        params = self.params
         key = text[-KEY_CHARS:]
-        lowest = max(base, end - KEY_CHARS - self.params.unit_max_chars)
+        lowest = max(base, end - KEY_CHARS - params.unit_max_chars)
         last = end - 1
         while True:
             found = text.rfind(key, lowest, last)
             if found < 0:
-                return self._check_long(text, base, position)
+                break
             p = end - KEY_CHARS - found
-            unit = text[-p:]
-            # A unit that is itself a repeat ("ZZ") belongs to its smaller period.
-            primitive = (unit + unit).find(unit, 1) == p
-            need = self._required_chars(unit)
-            if primitive and need <= size and text[end - need + p :] == text[end - need : end - p]:
-                return self._region(text, base, position, p)
+            # The least run any unit of p characters needs (`_required_chars`):
+            # when not even that much of the tail repeats at p, no unit can.
+            least = max(p, min(params.symbol_region_chars, max(params.unit_min_copies * p, params.unit_region_chars)))
+            if least <= size and text[end - least + p :] == text[end - least : end - p]:
+                unit = text[-p:]
+                # A unit that is itself a repeat ("ZZ") belongs to its smaller period.
+                primitive = (unit + unit).find(unit, 1) == p
+                need = self._required_chars(unit)
+                if primitive and need <= size and text[end - need + p :] == text[end - need : end - p]:
+                    return self._region(text, base, position, p)
             last = found + KEY_CHARS - 1
+        if size < 2 * LONG_KEY_CHARS:
+            return None
+        # A longer unit: its key is found nowhere in most checks of prose, so
+        # the first search is made here and `_check_long` runs only after a hit.
+        key = text[-LONG_KEY_CHARS:]
+        lowest = max(base, end - LONG_KEY_CHARS - params.long_unit_max_chars)
+        found = text.rfind(key, lowest, end - params.unit_max_chars - 1)
+        return None if found < 0 else self._check_long(text, base, position, key, lowest, found)
 
-    def _check_long(self, text: str, base: int, position: int) -> RepeatedRegion | None:
+    def _check_long(
+        self, text: str, base: int, position: int, key: str, lowest: int, found: int
+    ) -> RepeatedRegion | None:
         """A unit longer than `unit_max_chars`: a formula or call chain with no
         space to cut it into blocks, or a passage of more blocks than the block
         check's period limit. Under `two_copy_chars` it needs two whole
@@ -196,17 +214,13 @@ class ShortUnitFinder:
         part of a long passage said again verbatim is common in normal
         answers (a second method repeating the first one's steps, a
         translation, a quoted paragraph), so the whole second copy must be
-        there. (The window is `text` from `base` on.)"""
+        there. (The window is `text` from `base` on; `key`, the tail's last
+        `LONG_KEY_CHARS` characters, was `found` there, no earlier than
+        `lowest`.)"""
         params = self.params
         end = len(text)
         size = end - base
-        if size < 2 * LONG_KEY_CHARS:
-            return None
-        key = text[-LONG_KEY_CHARS:]
-        lowest = max(base, end - LONG_KEY_CHARS - params.long_unit_max_chars)
-        last = end - params.unit_max_chars - 1
         for _ in range(LONG_CANDIDATES):
-            found = text.rfind(key, lowest, last)
             if found < 0:
                 return None
             p = end - LONG_KEY_CHARS - found
@@ -217,7 +231,7 @@ class ShortUnitFinder:
                 need = max(need, self._required_chars(text[-p:]))
             if need <= size and text[end - need + p :] == text[end - need : end - p]:
                 return self._region(text, base, position, p)
-            last = found + LONG_KEY_CHARS - 1
+            found = text.rfind(key, lowest, found + LONG_KEY_CHARS - 1)
         return None
 
     def _region(self, text: str, base: int, position: int, p: int) -> RepeatedRegion:

@@ -298,21 +298,24 @@ class BlockCycleFinder:
         key, numbers = DIGITS.subn("0", body)
         if numbers == 1 and not LETTER.search(body) and not LIST_NUMBER.fullmatch(body):
             key = body
-        self._tracker.push(hash(key))
+        live = self._tracker.push(hash(key))
         self._ring.append((start, raw, raw.find(stripped[0]), body))
+        if not live:
+            # The common case: no block repeats the one a period back (a run
+            # reported before, if any, has broken).
+            self._active = 0
+            return None
         return self._evaluate(confirmed_at, final)
 
     def _evaluate(self, at: int, final: bool = False) -> RepeatedRegion | None:
-        """The judgement at a block's end (`final`: the stream's last block,
-        which ends its line without a line break)."""
+        """The judgement at a block's end, some run going on (`final`: the
+        stream's last block, which ends its line without a line break)."""
         tracker, ring, params = self._tracker, self._ring, self.params
         if self._active:
             if tracker.run_length(self._active):
                 self.covered_until = _end(ring[-1])
                 return None  # the reported run goes on
             self._active = 0
-        if not tracker.has_live_periods():
-            return None  # the common case: no block repeats the one a period back
         last = ring[-1]
         judged: list[int] = []
         rows_in_run: dict[int, int] = {}  # run length -> blocks holding a grid's rows (multiples share a run)

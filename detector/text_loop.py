@@ -116,12 +116,6 @@ class TextLoopDetector(Detector):
         super().__init__(params)
         self._channels = {channel: _ChannelFinders(self.params) for channel in TEXT_CHANNELS}
 
-    def quiet_room(self, kind: str) -> int:
-        """Text without a block boundary is only buffered up to the next
-        character-level check or the next weak cut of a block."""
-        finders = self._channels[kind]
-        return min(finders.units.chars_to_check, finders.blocks.quiet_room())
-
     def feed(self, event: dict, ctx: StreamContext) -> list[Detection]:
         kind = event["type"]
         finders = self._channels.get(kind)
@@ -133,21 +127,23 @@ class TextLoopDetector(Detector):
                 return self._flush(ctx)
             return []
         text = event["text"]
-        if not text:
-            return []
         offset = ctx.offsets[kind]
         units, blocks = finders.units, finders.blocks
-        if len(text) < units.chars_to_check:
-            # The common case: no unit check inside this chunk.
-            units.feed(text, offset)
-            found = blocks.feed(text, offset)
-            if not found:
-                return found
-            found = [r for r in found if r.start + r.period > units.covered_until]
+        if (size := len(text)) < units.chars_to_check:
+            # The common case: no unit check inside this chunk (and no call to
+            # `units.feed`, which would only append it).
+            units.pending.append(text)
+            units.chars_to_check -= size
+            found = blocks.feed(text, offset) if text else []
+            if found:
+                found = [r for r in found if r.start + r.period > units.covered_until]
         else:
             found = self._feed_pieces(finders, text, offset)
-            if not found:
-                return []
+        # Text without a block boundary is only buffered up to the next
+        # character-level check or the next weak cut of a block.
+        self.quiet_room = min(units.chars_to_check, blocks.quiet_room())
+        if not found:
+            return found
         return [self._detection(region, kind, ctx.turn) for region in found]
 
     @staticmethod
