@@ -12,10 +12,11 @@ events, oldest first, is timed `--repeat` times (the best and the mean are
 printed), alone and then feeding the `default` profile's Monitor:
 
 - rows, ORM JSON: `values_list("seq", "data").iterator(2000)`, the replay before;
-- rows, text + fast path: `session_event_stream` (keyset chunks of JSON
-  text, `event_from_json`), a query per session, the replay at 3227c70;
+- rows, a query per session: `session_event_stream` (keyset chunks of
+  10,000 events, each session's read back as one row), as the replay at
+  3227c70 queried;
 - rows, sessions together: `sessions_event_streams` (the sessions of up to
-  10,000 events together in one query), the replay now;
+  10,000 events together in one query, a row per session), the replay now;
 - segments: fetch, decompress, split lines, `event_from_json`.
 
     .venv/bin/python bench/event_storage.py            # 200 sessions
@@ -158,8 +159,8 @@ def main(argv: list[str] | None = None) -> int:
         print("|---|---|---|---|---|---|")
         ways = {
             "rows, ORM JSON (the first replay)": one_by_one(rows_orm),
-            "rows, JSON text + fast path, a session per query (replay at 3227c70)": one_by_one(rows_text),
-            "rows, JSON text + fast path, sessions together (replay now)": rows_together,
+            "rows, a query per session (as the replay at 3227c70)": one_by_one(rows_text),
+            "rows, sessions together, a row per session (replay now)": rows_together,
             "segments, zlib JSON Lines": one_by_one(segments),
         }
         for feeding in ("nothing", "default Monitor"):

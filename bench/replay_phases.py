@@ -11,15 +11,19 @@ functions, and the Monitors alone are timed on the events already decoded:
 - claims: `_session_runs_claim` (one UPDATE per session, as the task reaches it);
 - read: the rows of the chunk's sessions fetched (`sessions_event_streams`'
   queries), with the chunk's other reads (its sessions, its runs, the profiles);
-- decode: the rows' JSON texts decoded as `sessions_event_streams` decodes them
-  (one `json.loads` of a query's texts joined as an array; timed alone);
+- decode: the sessions' JSON texts decoded as `sessions_event_streams` decodes them
+  (one `json.loads` of a session's texts, aggregated by PostgreSQL as one array; timed alone);
 - monitors: `Monitor.feed` of every event through every profile (timed alone,
   on the events decoded);
 - replay loop: the rest of `_profile_replays` (building monitors, collecting what they found);
 - store: `_chunk_store` (the chunk's results, its runs finished and counted);
 - progress: `_progress` and `_job_started`.
 
-Read is the task's total less everything else. Best and mean of the repeats.
+Read is the task's total less everything else. Below the phases, where the
+task's wall time goes: the CPU of the thread that runs it, of the process's
+other threads (none, unless a library starts one), and *caller waiting*,
+the wall time the task spent off the CPU (waiting for PostgreSQL's answers,
+or for a core on a loaded machine). Best and mean of the repeats.
 
     .venv/bin/python bench/replay_phases.py
     .venv/bin/python bench/replay_phases.py --profile default --profile seed000 --profile gemini --profile preview
@@ -66,8 +70,9 @@ class Clock:
         return timed
 
 
-def job_run(session_ids: list[int], profiles: list[str], clock: Clock) -> tuple[float, float]:
-    """Create a job and execute its chunks here; (CPU, wall) seconds of the chunks."""
+def job_run(session_ids: list[int], profiles: list[str], clock: Clock) -> tuple[float, float, float]:
+    """Create a job and execute its chunks here; seconds of the chunks: the
+    process's CPU, this thread's CPU and the wall clock's."""
     from loopguard_site.replay import services
     from loopguard_site.replay.selectors import job_queued_sessions
 
@@ -87,34 +92,35 @@ def job_run(session_ids: list[int], profiles: list[str], clock: Clock) -> tuple[
     for patch in patches:
         patch.start()
     try:
-        cpu, wall = time.process_time(), time.perf_counter()
+        cpu, thread, wall = time.process_time(), time.thread_time(), time.perf_counter()
         for chunk in chunks:
             services.replay_job_sessions_execute(job_id=job.pk, session_ids=chunk, claim="bench")
-        return time.process_time() - cpu, time.perf_counter() - wall
+        return time.process_time() - cpu, time.thread_time() - thread, time.perf_counter() - wall
     finally:
         for patch in patches:
             patch.stop()
 
 
 def decode_and_monitors_alone(session_ids: list[int], profiles: list[str]) -> tuple[float, float]:
-    """CPU seconds of decoding every stored event (as `_event_rows` does) and of
-    the Monitors fed them, each alone."""
-    from django.db.models import TextField
-    from django.db.models.functions import Cast
+    """CPU seconds of decoding every stored event (as `_session_events` does:
+    a session's JSON texts joined by PostgreSQL) and of the Monitors fed
+    them, each alone."""
+    from django.db import connection
 
     from loopguard_site.replay.monitors import profile_monitor
     from loopguard_site.replay.selectors import replay_config
     from loopguard_site.transcripts.models import Event, Session
 
     sessions = Session.objects.in_bulk(session_ids)
-    rows = Event.objects.filter(session_id__in=session_ids).order_by("session_id", "seq")
-    texts: dict[int, list[str]] = {}
-    for session_id, text in rows.annotate(text=Cast("data", TextField())).values_list("session_id", "text"):
-        texts.setdefault(session_id, []).append(text)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT session_id, string_agg(CAST(data AS TEXT), ',' ORDER BY seq) FROM {Event._meta.db_table}"
+            " WHERE session_id = ANY(%s) GROUP BY session_id",
+            [session_ids],
+        )
+        texts = cursor.fetchall()
     cpu = time.process_time()
-    decoded = {
-        session_id: json.loads("[" + ",".join(session_texts) + "]") for session_id, session_texts in texts.items()
-    }
+    decoded = {session_id: json.loads(f"[{session_texts}]") for session_id, session_texts in texts}
     decode = time.process_time() - cpu
     config = replay_config(None)
     cpu = time.process_time()
@@ -140,10 +146,10 @@ def main(argv: list[str] | None = None) -> int:
         session_ids, events = import_sessions(session_files(args.sessions, args.corpus))
         fed = events * len(profiles)
         print(f"{len(session_ids)} sessions, {events:,} events; profiles: {', '.join(profiles)}; {load_average()}")
-        measured = []
+        measured, spent = [], []
         for _ in range(args.repeat):
             clock = Clock()
-            cpu, wall = job_run(session_ids, profiles, clock)
+            cpu, thread, wall = job_run(session_ids, profiles, clock)
             decode, monitors = decode_and_monitors_alone(session_ids, profiles)
             phases = {
                 "claims": clock.cpu.get("claims", 0.0),
@@ -156,6 +162,9 @@ def main(argv: list[str] | None = None) -> int:
             phases["read"] = cpu - sum(phases.values())
             walls = {phase: clock.wall.get(phase, 0.0) for phase in ("claims", "store", "progress")}
             measured.append((cpu, wall, phases, walls))
+            spent.append(
+                {"task's thread CPU": thread, "other threads' CPU": cpu - thread, "caller waiting": wall - cpu}
+            )
         print(
             "| phase | CPU s (best, mean) | share of CPU | µs per event fed (best) | wall s (best, mean) |\n"
             "|---|---|---|---|---|"
@@ -175,6 +184,13 @@ def main(argv: list[str] | None = None) -> int:
             f"| task body | {best_cpu:.3f}, {mean_cpu:.3f} | 100% | {best_cpu / fed * 1e6:.2f}"
             f" | {min(walls):.3f}, {statistics.mean(walls):.3f} |"
         )
+        print("\n| where the task's wall time went | s (best, mean) | share of wall (mean) |\n|---|---|---|")
+        for part in spent[0]:
+            seconds = [parts[part] for parts in spent]
+            print(
+                f"| {part} | {min(seconds):.3f}, {statistics.mean(seconds):.3f}"
+                f" | {statistics.mean(seconds) / statistics.mean(walls):.0%} |"
+            )
         print(
             f"events fed per CPU-second (best): {fed / best_cpu:,.0f}; per wall second (best): {fed / min(walls):,.0f}"
         )

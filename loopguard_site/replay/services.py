@@ -33,7 +33,7 @@ from loopguard_site.accounts.models import Project
 from loopguard_site.accounts.services import default_project
 from loopguard_site.errors import FieldError
 from loopguard_site.jobs import job_stale_cutoff, jobs_requeue
-from loopguard_site.transcripts.batch_sql import rows_claim
+from loopguard_site.transcripts.batch_sql import rows_claim, rows_update
 from loopguard_site.transcripts.layout import LayoutBuilder
 from loopguard_site.transcripts.layout_rows import session_layouts_update, sessions_without_layout
 from loopguard_site.transcripts.models import Session
@@ -402,34 +402,37 @@ def _runs_finished(
         ReplayRun.objects.select_for_update().filter(holding, pk__in=ids).order_by("pk").values_list("pk", flat=True)
     )
     now, counts = timezone.now(), {}
-    finishing: dict[tuple[str, str], list[int]] = {}  # (state, error) -> run ids
-    found = []  # runs whose summary holds a detection
+    ended, found = [], []  # the runs held; those of them whose summary holds a detection
     for run, state, summary, error in finished:
         if run.pk not in held:
             continue
-        finishing.setdefault((state, error), []).append(run.pk)
+        run.state, run.error, run.finished = state, error, now
+        ended.append(run)
         if summary is not None and summary.detection_count:
             for field, value in asdict(summary).items():
                 setattr(run, field, value)
             found.append(run)
         done, failed = counts.get(run.job_id, (0, 0))
         counts[run.job_id] = (done + 1, failed + (state == ReplayRun.State.FAILED))
-    # One UPDATE per state and error. A run finishes once (from queued or
-    # running), so its summary fields still hold their defaults, which a
-    # clean replay's summary keeps: only those that found something are
-    # written (a `bulk_update` of every run spent more time building its
-    # CASE expressions than the replay of short sessions).
-    for (state, error), ids in finishing.items():
-        ReplayRun.objects.filter(pk__in=ids).update(state=state, error=error, finished=now)
-    ReplayRun.objects.bulk_update(found, SUMMARY_FIELDS, batch_size=ROW_BATCH)
+    # The runs' ends and summaries in one round trip (`rows_update`: an
+    # UPDATE from arrays each, where Django's `bulk_update` built a CASE per
+    # field and run). A run finishes once (from queued or running), so its
+    # summary fields still hold their defaults, which a clean replay's
+    # summary keeps: only those that found something are written.
+    rows_update((ReplayRun, ["state", "error", "finished"], ended), (ReplayRun, SUMMARY_FIELDS, found))
     for job_id, (done, failed) in counts.items():
-        ReplayJob.objects.filter(pk=job_id).update(done=F("done") + done, failed=F("failed") + failed)
-        # The last run to finish closes a running job: failed if every run failed.
-        ReplayJob.objects.filter(pk=job_id, state=ReplayJob.State.RUNNING, done=F("total")).update(
+        # The last run to finish closes a running job, failed if every run
+        # failed: in the same UPDATE (its right-hand sides read the row as it was).
+        closes = Q(state=ReplayJob.State.RUNNING, done=F("total") - done)
+        ReplayJob.objects.filter(pk=job_id).update(
+            done=F("done") + done,
+            failed=F("failed") + failed,
             state=Case(
-                When(failed=F("total"), then=Value(ReplayJob.State.FAILED)), default=Value(ReplayJob.State.DONE)
+                When(closes & Q(failed=F("total") - failed), then=Value(ReplayJob.State.FAILED)),
+                When(closes, then=Value(ReplayJob.State.DONE)),
+                default=F("state"),
             ),
-            finished=now,
+            finished=Case(When(closes, then=Value(now)), default=F("finished")),
         )
 
 

@@ -306,4 +306,4 @@ def test_a_chunk_costs_a_fixed_number_of_round_trips_and_one_claim_per_session(u
         return sum('UPDATE "replay_replayrun" SET "state" = \'running\'' in sql for sql in statements)
 
     assert (claims(two), claims(six)) == (2, 6)
-    assert len(two) - claims(two) == len(six) - claims(six) == 19
+    assert len(two) - claims(two) == len(six) - claims(six) == 17
