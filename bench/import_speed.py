@@ -9,7 +9,7 @@ column is `parse_bytes` alone; store is the rest (the storable check, the
 session row, the events, the raw upload). Sessions are deleted afterwards.
 
 On a shared machine wall time says as much about the load as about the
-code, so each size is imported `--repeat` times (min and median shown) and
+code, so each size is imported `--repeat` times (min, median and mean shown) and
 the CPU seconds are counted beside it: the importing process's own
 while `session_import_file` runs (`python CPU`) and, on PostgreSQL, its server process's (`server CPU`, from
 /proc: the database must run on this machine), both per million events.
@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> None:
     call_command("migrate", verbosity=0)
     print(f"database: {connection.vendor}; {load_average()}")
     print(
-        "| format | events | MB | parse s | store s | total s (min, median) | events/s (best, median)"
+        "| format | events | MB | parse s | store s | total s (min, median, mean) | events/s (best, median, mean)"
         " | python CPU s/M events | server CPU s/M events |"
     )
     print("|---|---|---|---|---|---|---|---|---|")
@@ -113,13 +113,14 @@ def main(argv: list[str] | None = None) -> None:
             runs = [measure(f"bench.{fmt}", data) for _ in range(args.repeat)]
             count = runs[0][0]
             totals = [parse + store for _, parse, store, _, _ in runs]
+            times = (min(totals), statistics.median(totals), statistics.fmean(totals))
             million = count / 1e6
             python = statistics.median(cpu for *_, cpu, _ in runs) / million
             server = statistics.median(server for *_, server in runs) / million
             print(
                 f"| {fmt} | {count:,} | {len(data) / 1e6:.1f} | {statistics.median(r[1] for r in runs):.2f}"
-                f" | {statistics.median(r[2] for r in runs):.2f} | {min(totals):.2f}, {statistics.median(totals):.2f}"
-                f" | {count / min(totals):,.0f}, {count / statistics.median(totals):,.0f}"
+                f" | {statistics.median(r[2] for r in runs):.2f}"
+                f" | {', '.join(f'{t:.2f}' for t in times)} | {', '.join(f'{count / t:,.0f}' for t in times)}"
                 f" | {python:.2f} | {server:.2f} |",
                 flush=True,
             )

@@ -64,9 +64,6 @@ def _read(builder: TranscriptBuilder, source: Source) -> Iterator[None]:
         raise source.error("no OpenAI chat completion chunks, completion or messages found; is this the right format?")
 
 
-_REASONING_FIELDS = frozenset(("reasoning_content", "reasoning", "reasoning_details"))
-
-
 def _reasoning_text(message: dict) -> str | None:
     """Reasoning of a delta or message: `reasoning_content` (DeepSeek, older
     vLLM) or `reasoning` (OpenRouter, newer vLLM); `reasoning_details` only
@@ -214,10 +211,14 @@ class ChunkReader:
         if builder.model is None:
             builder.set_model(chunk.get("model"))
         choices = chunk.get("choices")
-        choices = [c if isinstance(c, dict) else {} for c in choices] if isinstance(choices, list) else []
-        if not self.multiple_choices and any(choice.get("index", 0) != 0 for choice in choices):
-            self.multiple_choices = True
-            _note_other_choices(builder, choices)
+        # choice 0 alone (nearly every chunk) needs neither the copy nor the scan for other choices
+        if not (
+            type(choices) is list and len(choices) == 1 and type(choices[0]) is dict and choices[0].get("index", 0) == 0
+        ):
+            choices = [c if isinstance(c, dict) else {} for c in choices] if isinstance(choices, list) else []
+            if not self.multiple_choices and any(choice.get("index", 0) != 0 for choice in choices):
+                self.multiple_choices = True
+                _note_other_choices(builder, choices)
         for choice in choices:
             if choice.get("index", 0) != 0:
                 continue
@@ -229,9 +230,11 @@ class ChunkReader:
                 builder.add("turn")
             delta = choice.get("delta")
             delta = delta if isinstance(delta, dict) else {}
-            reasoning = _reasoning_text(delta) if _REASONING_FIELDS.intersection(delta) else None
+            reasoning = delta.get("reasoning_content")
+            if not (type(reasoning) is str and reasoning):
+                reasoning = _reasoning_text(delta) if "reasoning" in delta or "reasoning_details" in delta else None
             content = delta.get("content")
-            if not (isinstance(content, str) and content):
+            if not (type(content) is str and content) and (content is not None or "refusal" in delta):
                 content = _content_text(content) or require_str(delta.get("refusal"))
             if reasoning or content:
                 tools.flush()

@@ -192,3 +192,27 @@ def test_a_request_body_gives_its_model():
 def test_tool_arguments_read_like_every_other_json():
     data = lines(chunk({"tool_calls": [{"index": 0, "id": "a", "function": {"name": "f", "arguments": '{"x": NaN}'}}]}))
     assert parse_bytes(data, "s.jsonl").events[-1] == {"type": "tool_call", "name": "f", "args": {"x": None}, "id": "a"}
+
+
+def test_a_lone_choice_is_read_by_its_fields_not_by_the_common_shape():
+    # the common chunk (choice 0 alone, text in reasoning_content or content) takes a
+    # shorter path; every other shape of a lone choice must read as it always did
+    data = lines(
+        chunk({"reasoning_content": "", "reasoning": "r"}),
+        chunk({"content": None, "refusal": "no"}),
+        chunk({"content": [{"type": "text", "text": "p"}, {"type": "text", "text": "q"}]}),
+        chunk({"content": ""}),
+        chunk({"content": "skipped"}, index=None),
+        chunk({"content": "also zero"}, index=0.0),
+        chunk(finish="stop"),
+    )
+    transcript = parse_bytes(data, "s.jsonl")
+    assert body(transcript.events) == [
+        {"type": "turn"},
+        {"type": "reasoning", "text": "r"},
+        {"type": "content", "text": "no"},
+        {"type": "content", "text": "pq"},
+        {"type": "content", "text": "also zero"},
+        {"type": "finish", "reason": "stop"},
+    ]
+    assert transcript.warnings == ["only choice 0 is imported; the input also has choices ['None']"]
