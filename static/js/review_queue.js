@@ -19,7 +19,7 @@
       status.textContent = (await answer.json()).error;
       return;
     }
-    status.textContent = "labelled " + value;
+    status.textContent = "labelled " + value.replace("_", " ");
     location.assign(item.dataset.nextUrl);
   }
 

@@ -101,7 +101,7 @@ def test_agreement_page_lists_disagreements_and_an_admin_adjudicates(client, ann
     client.force_login(bob)
     html = client.get("/review/agreement").content.decode()
     assert "<td>text_loop</td><td>DeepSeek-R1-Distill-Qwen-1.5B</td>" in html
-    assert "bob: <strong>false_positive</strong> — &lt;b&gt;list&lt;/b&gt;" in html
+    assert "bob: <strong>false positive</strong> — &lt;b&gt;list&lt;/b&gt;" in html
     assert 'action="/review/adjudicate"' not in html
     item = "text_loop|block_cycle|reasoning|1657|2511|2512"
     form = {"session": detection.session_id, "item": item, "label": "true_loop"}
@@ -111,4 +111,4 @@ def test_agreement_page_lists_disagreements_and_an_admin_adjudicates(client, ann
     assert 'action="/review/adjudicate"' in client.get("/review/agreement").content.decode()
     assert client.post("/review/adjudicate", form).status_code == 302
     assert Adjudication.objects.get().label == "true_loop"
-    assert "<strong>true_loop</strong> (root)" in client.get("/review/agreement").content.decode()
+    assert "<strong>true loop</strong> (root)" in client.get("/review/agreement").content.decode()
