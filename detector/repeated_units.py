@@ -48,25 +48,28 @@ def evidence_chars(span: int, params, region: int, one_line: bool = False) -> in
 
     `block_min_copies` whole copies are a loop from `two_copy_chars` on (a
     paragraph said twice). A shorter copy said twice is a slip (a list item,
-    a reference), so the run must go on into a third copy, and that part
-    must hold evidence of its own: `region` characters (what a loop of short
-    copies must cover), or the whole third copy if it is shorter; one whole
-    line (code and tables repeat a line now and then) up to `line_min_copies`
-    whole copies. Evidence is copies times their length: a copy of 250
-    characters fires 160 characters into its third copy, a sentence of 60
-    at the end of its third.
+    a reference), so the run must go on into a third copy: more than two
+    copies, and that part must hold evidence of its own, half the copy (a
+    slip's next item may open with the same words, rarely with half of
+    them) up to `region` characters (what a loop of short copies must
+    cover); one whole line (code and tables repeat a line now and then) up
+    to `line_min_copies` whole copies. Evidence is copies times their
+    length: a copy of 250 characters fires 125 characters into its third
+    copy, a sentence of 60 halfway into its third (the block check also
+    wants `block_region_chars` in all).
 
     >>> from detector.text_loop import TextLoopParams
     >>> [evidence_chars(span, TextLoopParams(), 160) for span in (40, 150, 250, 300, 500)]
-    [120, 450, 660, 600, 1000]
+    [100, 375, 625, 600, 1000]
     >>> [evidence_chars(span, TextLoopParams(), 160, one_line=True) for span in (40, 60, 100, 200)]
     [160, 240, 360, 560]
     """
     least = params.block_min_copies
     if span >= params.two_copy_chars:
         return least * span
-    most = max(params.line_min_copies, least + 1) if one_line else least + 1
-    return least * span + min((most - least) * span, region)
+    if one_line:
+        return least * span + min((max(params.line_min_copies, least + 1) - least) * span, region)
+    return least * span + min(-(-span // 2), region)
 
 
 def lines_around(unit: str) -> int:
@@ -224,6 +227,10 @@ class ShortUnitFinder:
             if found < 0:
                 return None
             p = end - LONG_KEY_CHARS - found
+            if (text[-p:] * 2).find(text[-p:], 1) < p:
+                # Copies of a shorter unit ("Z" × 40): the short-unit check judges it by that unit.
+                found = text.rfind(key, lowest, found + LONG_KEY_CHARS - 1)
+                continue
             # One whole line: code, tables and tunes repeat a line now and then.
             one_line = p < params.two_copy_chars and text.count("\n", end - p) == 1
             need = evidence_chars(p, params, params.block_region_chars, one_line)

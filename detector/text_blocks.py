@@ -22,11 +22,11 @@ Threshold by evidence, copies times their length
 covers `block_region_chars` characters (`symbol_region_chars` visible,
 non-blank characters when the copy has no letter: table rules, ASCII art).
 A copy shorter than `two_copy_chars` said twice is a slip (a reference, a
-list item): the run must go on into a third copy by `block_region_chars`
-characters, or to its end when the copy is shorter. So a paragraph of 300
-characters or more fires at its second copy, one of 250 characters 160
-characters into its third, a 60-character sentence at the end of its
-third, "Wait," only after 27; a copy that is one whole line goes on up to
+list item): the run must go on halfway into a third copy (at most
+`block_region_chars` characters of it). So a paragraph of 300 characters
+or more fires at its second copy, one of 250 characters 125 characters
+into its third, a 60-character sentence at 160 characters (two copies
+and 40 characters of a third), "Wait," only after 27; a copy that is one whole line goes on up to
 `line_min_copies` copies (code and tables repeat a short line now and
 then), and a letter-free line (a grid's row: an all-zero board) needs
 `grid_min_rows`.

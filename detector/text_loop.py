@@ -13,8 +13,8 @@ Two finders run side by side on each channel:
 Both implement LoopGuard's own reading of seed 000 (types 3, 1 and 2) and
 beat it: no checkpoints, thresholds that fall as the unit grows (a
 passage of 300 characters or more is a loop at its second copy, one of 250
-characters 160 characters into its third, a 60-character sentence at its
-third, "Wait," only after 27 copies), and
+characters 125 characters into its third, a 60-character sentence halfway
+into its third, "Wait," only after 27 copies), and
 letter-free units (table rules, ASCII art, digits) held to a longer
 region, letter-free lines of numbers (a grid's rows, a count) to
 `grid_min_rows` rows (`text_blocks` says how letter-free text is decided). The

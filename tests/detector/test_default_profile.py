@@ -101,7 +101,8 @@ LOOP_SHAPES = [
     (
         "bullet pair",
         "Ideas:\n" + "* The nuclear fusion submarine carrier\n* The nuclear fusion aircraft carrier\n" * 5,
-        ("block_cycle", 7, 238, 238, 77, 3),
+        # Two copies and half a third (its first line): 2 x 77 + 39 characters.
+        ("block_cycle", 7, 200, 200, 77, 2),
         "* The nuclear fusion submarine carrier\n* The nuclear fusion aircraft carrier\n",
     ),
     (
@@ -119,8 +120,10 @@ LOOP_SHAPES = [
     (
         "yaml step",
         "steps:\n" + "  - name: Deploy\n    uses: actions/deploy@v1\n    with:\n      host: ${{ secrets.HOST }}\n" * 4,
-        ("block_cycle", 9, 268, 268, 87, 3),
-        "- name: Deploy\n    uses: actions/deploy@v1\n    with:\n      host: ${{ secrets.HOST }}\n  ",
+        # The character-level check sees it first (its run starts at the line
+        # break before the first step): 6 + 2 x 87 + 44 = 224 characters.
+        ("short_unit", 6, 224, 224, 87, 2),
+        "\n  - name: Deploy\n    uses: actions/deploy@v1\n    with:\n      host: ${{ secrets.HOST }}",
     ),
     (
         "paragraph",
@@ -130,9 +133,10 @@ LOOP_SHAPES = [
             " he can defeat the dragon, but that is not escaping the room.\n\n"
         )
         * 3,
-        ("block_cycle", 8, 489, 490, 161, 3),
-        "Alternatively, maybe the man can use the dragon to his advantage. If he goes into the dragon room,"
-        " he can defeat the dragon, but that is not escaping the room.\n\n",
+        # The first character check past 5 + 2 x 161 + 81 = 408 characters.
+        ("short_unit", 5, 416, 416, 161, 2),
+        ".\n\nAlternatively, maybe the man can use the dragon to his advantage. If he goes into the dragon room,"
+        " he can defeat the dragon, but that is not escaping the room",
     ),
     ("padding of one character", "Result:\n" + "-" * 300, ("short_unit", 8, 128, 128, 1, 120), "-"),
 ]
@@ -165,11 +169,11 @@ REAL_LOOPS_FROM_LABEL = [
     ("ae-qwen15-72b-zh-phrase", "short_unit", 5, 46),
     ("gh-llamafactory-5026-dui", "short_unit", 2, 60),
     ("gh-qwen3omni-4-zh-think-b-run", "short_unit", 2, 52),
-    # A copy under 300 characters is a loop at its third copy, not its second.
-    ("gh-vscode-280585-gemini3-narration", "block_cycle", 67, 200),
-    ("ae-ghost7b-bullet-pair", "block_cycle", 77, 231),
+    # A copy under 300 characters is a loop halfway into its third copy, not at its second.
+    ("gh-vscode-280585-gemini3-narration", "block_cycle", 67, 179),
+    ("ae-ghost7b-bullet-pair", "block_cycle", 77, 193),
     ("tli-r1qwen1.5b-para-pair-loop", "block_cycle", 428, 855),
-    ("gh-vllm-25977-qwen3-boxed", "block_cycle", 135, 404),
+    ("gh-vllm-25977-qwen3-boxed", "short_unit", 135, 352),
     ("ae-guanaco13b-n-ball", "counter_cycle", 132, 659),
 ]
 
@@ -199,7 +203,7 @@ def test_real_loops_are_found_from_their_labelled_start(row_id, kind, period, de
         # Three copies of a line of 83 characters: the character-level check
         # sees the rotation that starts a few characters early.
         ("ae-qwen15-1.8b-table-row", ("short_unit", 2664, 3008, 3008, 83, 4)),
-        ("ae-phi2-cat-sentences", ("short_unit", 150, 416, 416, 83, 3)),
+        ("ae-phi2-cat-sentences", ("short_unit", 150, 384, 384, 83, 2)),
         ("tli-r1llama8b-comma-000", ("short_unit", 858, 992, 992, 4, 33)),
         ("gh-localai-969-mpt7b-greeting", ("block_cycle", 110, 301, 302, 48, 4)),
         # Counted copies start where the blocks first agree: after '"Episode 1:' and 'SELECT column1,'.
@@ -269,10 +273,9 @@ PASSAGE = (
 
 
 # Thresholds: "思考" (2 letters a copy) needs 20 copies (40 characters, 20
-# letters); a sentence needs 3 copies (and 160 characters in all as
-# blocks, 3 copies when the character-level check sees it first), 2 copies
-# from 300 characters on (a shorter one said twice is a slip; a longer one
-# under 300 fires 160 characters into its third copy, below).
+# letters); a sentence needs 2 copies and half a third (and 160 characters
+# in all as blocks), 2 copies from 300 characters on (a shorter one said
+# twice is a slip, below).
 @pytest.mark.parametrize(
     ("text", "fires"),
     [
@@ -302,9 +305,9 @@ def test_thresholds(text, fires):
 
 
 # Evidence is copies times their length: a copy under 300 characters said
-# twice is a slip, but once the run goes on into a third copy by 160
-# characters (what a loop of short copies must cover) it is a loop, before
-# that copy ends. A passage of five sentences (232 characters):
+# twice is a slip, but once the run goes on halfway into a third copy (at
+# most 160 characters, what a loop of short copies must cover) it is a
+# loop. A passage of five sentences (232 characters):
 MEETING = (
     "The committee met again on Monday to review it. Every member read the same report twice over. "
     "They agreed that the budget needed more time. Nobody wanted to vote before the next meeting. "
@@ -317,14 +320,17 @@ DEVIATION = (
 )
 
 
-def test_a_copy_under_two_copy_chars_fires_once_its_third_copy_holds_a_region():
-    # Two copies and three sentences (140 characters) of a third: quiet.
-    assert detect(MEETING * 2 + MEETING[:140] + "Then we all went home for good.") == []
-    # Four sentences (187 characters): caught at the first character check
-    # past 2 x 232 + 160 = 624 characters, 56 before the third copy ends.
-    (found,) = detect(MEETING * 2 + MEETING[:187])
-    assert (found.type, found.start, found.at, found.period, found.repeats) == ("short_unit", 0, 640, 232, 2)
-    assert found.at < 3 * len(MEETING) == 696
+def test_a_copy_under_two_copy_chars_fires_once_half_its_third_copy_is_there():
+    # Two copies and two sentences (94 characters) of a third: quiet; so is
+    # a cut at 116 characters, half the copy, in mid-sentence (a block ends
+    # at the sentence's end, and the next character check, at 608, finds
+    # other text).
+    assert detect(MEETING * 2 + MEETING[:94] + "Then we all went home for good.") == []
+    assert detect(MEETING * 2 + MEETING[:116] + "Then we all went home for good.") == []
+    # Three sentences (140 characters): caught at the end of the third
+    # sentence, past 2 x 232 + 116 = 580 characters, 92 before the copy ends.
+    (found,) = detect(MEETING * 2 + MEETING[:140] + "Then we all went home for good.")
+    assert (found.type, found.start, found.at, found.period, found.repeats) == ("block_cycle", 0, 604, 232, 2)
 
 
 def test_a_long_line_needs_a_region_of_its_third_copy_not_four_copies():

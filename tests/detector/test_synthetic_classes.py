@@ -136,17 +136,16 @@ def _passage(rng: random.Random) -> str:
 @pytest.mark.parametrize("seed", range(CASES_PER_CLASS))
 def test_a_passage_under_two_copy_chars_fires_on_the_evidence_of_its_third_copy(seed):
     # Evidence is copies times their length: two copies of a passage under
-    # 300 characters and 160 characters of its third (what a loop of short
-    # copies must cover) are a loop; before the third copy ends.
+    # 300 characters and half its third are a loop; before the third copy ends.
     rng = random.Random(seed)
     intro, passage = rng.choice(INTROS), _passage(rng)
-    start = len(intro)
+    start, half = len(intro), -(-len(passage) // 2)
     first = scan(intro + passage * 3)[0]
     # (The run may reach back into the intro's last characters: a rotation.)
     assert first.start <= start
-    assert first.start + 2 * len(passage) + 160 <= first.at < start + 3 * len(passage)
-    # Two copies and less than that of a third, then other text: a slip.
-    assert scan(intro + passage * 2 + passage[:120] + " That is all for today.\n") == []
+    assert first.start + 2 * len(passage) + half <= first.at < start + 3 * len(passage)
+    # Two copies and less than half a third, then other text: a slip.
+    assert scan(intro + passage * 2 + passage[: half - 8] + " That is all for today.\n") == []
 
 
 def _count_line(row: int) -> str:
