@@ -430,15 +430,26 @@ def song_with_refrain(rng: random.Random) -> Case:
 
 
 def slip_said_twice(rng: random.Random) -> Case:
-    item = rng.choice(
+    # Each item with the next one a list would hold, opening with the same words.
+    item, following = rng.choice(
         [
-            "- Smith, J. (2019). Deep learning for time series forecasting. Journal of Data Science, 12(3), 45-67.\n",
-            "3. Make sure the database migrations have been applied before you start the worker processes.\n",
-            "- Use a virtual environment so the project's dependencies do not clash with the system packages.\n",
+            (
+                "- Smith, J. (2019). Deep learning for time series forecasting. Journal of Data Science, 12(3), 45-67.\n",
+                "- Smith, J. (2019). Attention for anomaly detection. Machine Learning Letters, 8(1), 1-19.\n",
+            ),
+            (
+                "3. Make sure the database migrations have been applied before you start the worker processes.\n",
+                "3. Make sure the cache is warm before traffic reaches the new servers.\n",
+            ),
+            (
+                "- Use a virtual environment so the project's dependencies do not clash with the system packages.\n",
+                "- Use a lock file so the project's dependencies resolve the same way on every machine.\n",
+            ),
         ]
     )
     before = rng.sample(VERSES, 2)
-    return Case("Notes:\n\n" + "".join(before) + item + item + "That covers the main points.\n", None)
+    after = following if rng.random() < 0.5 else ""
+    return Case("Notes:\n\n" + "".join(before) + item + item + after + "That covers the main points.\n", None)
 
 
 def random_strings(rng: random.Random) -> Case:
