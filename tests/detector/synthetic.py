@@ -434,7 +434,8 @@ def slip_said_twice(rng: random.Random) -> Case:
     item, following = rng.choice(
         [
             (
-                "- Smith, J. (2019). Deep learning for time series forecasting. Journal of Data Science, 12(3), 45-67.\n",
+                "- Smith, J. (2019). Deep learning for time series forecasting. "
+                "Journal of Data Science, 12(3), 45-67.\n",
                 "- Smith, J. (2019). Attention for anomaly detection. Machine Learning Letters, 8(1), 1-19.\n",
             ),
             (
