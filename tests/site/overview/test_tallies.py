@@ -93,7 +93,8 @@ def test_the_tallies_follow_relabels_rescans_moves_and_deletions(busy, monkeypat
     )]  # fmt: skip
     SessionVerdict.objects.filter(session=b1).delete()
     session_verdict_add(session=b1, profile="default", rows=rows)
-    Session.objects.filter(pk=a1.pk).update(model="qwen3-next", created=a1.created - dt.timedelta(days=40))
+    moved_day = dt.datetime.combine(TODAY - dt.timedelta(days=40), dt.time(13, 5), tzinfo=dt.UTC)  # out of the window
+    Session.objects.filter(pk=a1.pk).update(model="qwen3-next", created=moved_day)
     Session.objects.filter(pk=b1.pk).update(project=busy["other"])
     stored("new", "gpt-4o").delete()
 
