@@ -221,3 +221,15 @@ def test_the_page_costs_the_same_queries_for_few_rows_or_many(user, browser_clie
     with django_assert_max_num_queries(len(few.captured_queries)):
         html = browser_client.get(reverse("timeline:session_list")).content.decode()
     assert len(body_rows(html)) == 32
+
+
+@pytest.mark.django_db
+def test_the_sessions_own_profile_is_its_first_badge_outlined(world, browser_client):
+    html = browser_client.get(reverse("timeline:session_list"), {"q": "preview"}).content.decode()
+    (row,) = body_rows(html)
+    badges = re.findall(r'<a class="(badge [^"]*)"[^>]*>([^<]*)</a>', row)
+    assert badges == [
+        ("badge badge-clean badge-own", "preview: clean"),
+        ("badge badge-loop", "default: loop · same_call · content @3"),
+    ]
+    assert "own first, outlined" in html
