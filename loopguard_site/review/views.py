@@ -76,8 +76,10 @@ def queue(request: HttpRequest) -> HttpResponse:
 @require_GET
 def agreement(request: HttpRequest) -> HttpResponse:
     among = sessions_visible_to(request.user)
+    rows = agreement_rows(among)
     context = {
-        "rows": agreement_rows(among),
+        "rows": rows,
+        "any_compared": any(row["compared"] for row in rows),
         "disagreements": disagreements(among),
         "adjudicated_projects": {p.pk for p in projects_with_role(request.user, Role.ADMIN)},
     }

@@ -97,10 +97,15 @@ def test_the_queue_needs_a_login(client):
 def test_agreement_page_lists_disagreements_and_an_admin_adjudicates(client, ann, bob, admin):
     (detection,) = replayed(REASONING_LOOP).detections.all()
     label_detection_set(detection=detection, reviewer=ann, label="true_loop")
-    label_detection_set(detection=detection, reviewer=bob, label="false_positive", note="<b>list</b>")
     client.force_login(bob)
+    alone = client.get("/review/agreement").content.decode()
+    assert "No item has a second reviewer yet" in alone
+    assert '<td class="num">0</td><td>—</td>' in alone  # nothing compared, no method
+    label_detection_set(detection=detection, reviewer=bob, label="false_positive", note="<b>list</b>")
     html = client.get("/review/agreement").content.decode()
+    assert "No item has a second reviewer yet" not in html
     assert "<td>text_loop</td><td>DeepSeek-R1-Distill-Qwen-1.5B</td>" in html
+    assert '<td class="num">1</td><td>Cohen\'s</td><td class="num">' in html
     assert "bob: <strong>false positive</strong> — &lt;b&gt;list&lt;/b&gt;" in html
     assert 'action="/review/adjudicate"' not in html
     item = "text_loop|block_cycle|reasoning|1657|2511|2512"
