@@ -1,4 +1,5 @@
-"""Writes of live sessions: ingest, close, and the stalled sweep.
+"""Writes of live sessions: ingest, close, the stalled sweep, and a stored
+session streamed into a live one (`live_session_stream_stored`).
 
 `live_ingest_batch` is the one ingest, for the producer sockets (whose
 messages `ingest_worker` gathers from many sockets into one call) and for
@@ -29,8 +30,9 @@ from __future__ import annotations
 import logging
 import pickle
 import secrets
+import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
@@ -39,7 +41,7 @@ from django.conf import settings
 from django.db import DatabaseError, transaction
 from django.utils import timezone
 
-from detector import Checkpoint, Monitor
+from detector import TEXT_CHANNELS, Checkpoint, Monitor
 from detector import Detection as Found
 from loopguard_site.accounts.quota import QUOTA_USED_UP, token_quota_take_many
 from loopguard_site.errors import FieldError
@@ -50,6 +52,8 @@ from loopguard_site.transcripts.batch_sql import RowsUpdate, rows_locked_with, r
 from loopguard_site.transcripts.event_rows import event_json, numbered_events_insert
 from loopguard_site.transcripts.layout_rows import session_layouts_update
 from loopguard_site.transcripts.models import Session
+from loopguard_site.transcripts.selectors import session_event_stream
+from loopguard_site.transcripts.services import session_create_live
 
 from .messages import ViewerMessage, events_text, send_to_producer, send_to_viewers, viewer_text
 from .models import LiveStream
@@ -352,6 +356,65 @@ def live_ingest(
     if outcome.viewer_texts:
         send_to_viewers(session_id, outcome.viewer_texts)
     return outcome
+
+
+STREAMED_CHUNK_CHARS = 4  # about a token: text reaches the live session as a model streams it
+STREAMED_CHUNKS_PER_SECOND = 40.0  # a brisk model's pace, slow enough to watch
+
+
+def streamed_events(events: Iterable[dict], chunk_chars: int = STREAMED_CHUNK_CHARS) -> Iterator[dict]:
+    """A stored session's events as a model would stream them: each text
+    event cut into pieces of `chunk_chars` characters, the others as they
+    are; the `session` header and stored `seq`s left out (a live session
+    has its own)."""
+    for event in events:
+        if event["type"] == "session":
+            continue
+        event = {key: value for key, value in event.items() if key != "seq"}
+        if event["type"] in TEXT_CHANNELS and len(event["text"]) > chunk_chars:
+            text = event.pop("text")
+            for offset in range(0, len(text), chunk_chars):
+                yield {**event, "text": text[offset : offset + chunk_chars]}
+        else:
+            yield event
+
+
+def live_session_stream_stored(
+    *,
+    live_session_id: int,
+    source_session_id: int,
+    per_second: float = STREAMED_CHUNKS_PER_SECOND,
+    sleep: Callable[[float], None] = time.sleep,
+) -> IngestResult:
+    """Stream the stored session `source_session_id` into the live session
+    `live_session_id` as a producer would: one message per `streamed_events`
+    event, `per_second` of them a second, through `live_ingest` (so viewers
+    see it arrive and detections fire as for any producer). Like a guarded
+    producer it aborts once the session is stopped (a stop-level detection),
+    leaving it `stopped`; a stream that ends without one is closed. Returns
+    the last answer."""
+    seq = 0
+    for event in streamed_events(event for _, event in session_event_stream(source_session_id)):
+        seq += 1
+        result = live_ingest(session_id=live_session_id, seq=seq, events=[event])
+        if result.state == Session.State.STOPPED:
+            return result
+        sleep(1 / per_second)
+    return live_session_close(session_id=live_session_id)
+
+
+def live_session_from_stored(*, source: Session, user) -> Session:
+    """A new live session in `source`'s project, of its model, that a worker
+    streams `source` into (`live_session_stream_stored`, task
+    `stream_stored_session`) once this transaction commits: to watch a
+    stored session unfold live and see where the detectors stop it."""
+    from .tasks import stream_stored_session  # tasks import this module
+
+    live = session_create_live(
+        model=source.model, title=f"#{source.pk} streamed live: {source.title}", uploader=user, project=source.project
+    )
+    transaction.on_commit(lambda: stream_stored_session.delay(live.pk, source.pk))
+    return live
 
 
 def live_session_close(*, session_id: int) -> IngestResult:

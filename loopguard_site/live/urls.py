@@ -11,4 +11,5 @@ urlpatterns = [
     path("live/", views.dashboard, name="dashboard"),
     path("live/<int:pk>", views.live_session, name="live_session"),
     path("live/<int:pk>/timeline", views.live_timeline, name="live_timeline"),
+    path("live/from/<int:pk>", views.stream_stored, name="stream_stored"),
 ]

@@ -2,11 +2,15 @@ from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
 
+from loopguard_site.accounts.models import Role
 from loopguard_site.timeline.charts import timeline_figure
 from loopguard_site.timeline.selectors import session_checkpoint_rows, session_detection_rows, session_streams
 from loopguard_site.transcripts.selectors import session_for
+
+from .services import live_session_from_stored
 
 
 @login_required
@@ -31,3 +35,12 @@ def live_timeline(request: HttpRequest, pk: int) -> JsonResponse:
 def dashboard(request: HttpRequest) -> HttpResponse:
     """Live sessions with their state; the page polls `GET /api/live/sessions`."""
     return render(request, "live/dashboard.html")
+
+
+@login_required
+@require_POST
+def stream_stored(request: HttpRequest, pk: int) -> HttpResponse:
+    """Stream the stored session `pk` into a new live session (a reviewer's
+    right in its project) and open that session's live page."""
+    live = live_session_from_stored(source=session_for(request.user, pk, role=Role.REVIEWER), user=request.user)
+    return redirect("live:live_session", pk=live.pk)

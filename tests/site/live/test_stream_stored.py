@@ -1,0 +1,114 @@
+"""A stored session streamed into a new live session at a model's pace
+("Stream live" on the session page): the events as a model streams them,
+the stop where a guarded producer would stop, the close of a clean stream,
+and who may start one."""
+
+from __future__ import annotations
+
+import pytest
+
+from detector import Monitor
+from loopguard_site.live.services import live_session_stream_stored, streamed_events
+from loopguard_site.replay.models import Detection
+from loopguard_site.transcripts.models import Event, Session
+from loopguard_site.transcripts.selectors import session_event_stream
+from loopguard_site.transcripts.services import session_create_live
+from tests.members import member
+from tests.site.replay.conftest import store_demo
+
+RIDDLE = "loop-reasoning-two-exits-riddle.jsonl"  # DeepSeek-R1-Distill-Qwen-1.5B: a reasoning loop
+COIN_FLIPS = "normal-reasoning-coin-flips.jsonl"  # DeepSeek-R1-Distill-Llama-8B: no loop
+
+
+def test_text_is_cut_into_token_pieces_and_the_header_and_seqs_left_out():
+    stored = [
+        {"type": "session", "id": "s", "model": "m", "seq": 1},
+        {"type": "turn", "seq": 2},
+        {"type": "reasoning", "text": "abcdefghij", "seq": 3},
+        {"type": "content", "text": "ok", "seq": 4},
+        {"type": "tool_call", "name": "grep", "args": {"q": "x"}, "seq": 5},
+    ]
+    assert list(streamed_events(stored)) == [
+        {"type": "turn"},
+        {"type": "reasoning", "text": "abcd"},
+        {"type": "reasoning", "text": "efgh"},
+        {"type": "reasoning", "text": "ij"},
+        {"type": "content", "text": "ok"},
+        {"type": "tool_call", "name": "grep", "args": {"q": "x"}},
+    ]
+
+
+def streamed(session: Session) -> list[dict]:
+    return list(streamed_events(event for _, event in session_event_stream(session.pk)))
+
+
+@pytest.mark.django_db
+def test_a_looping_session_streams_until_the_stop_as_a_guarded_producer_would():
+    source = store_demo(RIDDLE)
+    live = session_create_live(model=source.model)
+    events = streamed(source)
+    monitor = Monitor(live.profile, model=source.model)
+    stop_at, stop = next(
+        (n, found) for n, event in enumerate(events, 1) for found in monitor.feed(event) if found.action == "stop"
+    )
+    waits: list[float] = []
+
+    answer = live_session_stream_stored(live_session_id=live.pk, source_session_id=source.pk, sleep=waits.append)
+
+    assert answer.state == Session.State.STOPPED
+    live.refresh_from_db()
+    assert live.state == Session.State.STOPPED
+    assert Event.objects.filter(session=live).count() == stop_at < len(events)  # nothing sent after the stop
+    assert waits == [1 / 40] * (stop_at - 1)
+    first = Detection.objects.filter(session=live).order_by("id").first()
+    assert (first.detector, first.type, first.channel, first.start, first.at) == (
+        stop.detector, stop.type, stop.channel, stop.start, stop.at
+    )  # fmt: skip
+    assert (first.type, first.channel) == ("block_cycle", "reasoning")
+
+
+@pytest.mark.django_db
+def test_a_clean_session_streams_to_its_end_and_is_closed():
+    source = store_demo(COIN_FLIPS)
+    live = session_create_live(model=source.model)
+
+    answer = live_session_stream_stored(live_session_id=live.pk, source_session_id=source.pk, sleep=lambda _: None)
+
+    assert answer.state == Session.State.CLOSED
+    assert Event.objects.filter(session=live).count() == len(streamed(source))
+    assert not Detection.objects.filter(session=live).exists()
+
+
+@pytest.mark.django_db
+def test_a_reviewer_starts_it_from_the_session_page_and_lands_on_the_live_page(
+    client, django_user_model, django_capture_on_commit_callbacks
+):
+    from loopguard_site.accounts.models import Role
+
+    source = store_demo(RIDDLE)
+    reviewer = member(django_user_model.objects.create_user("rita"), Role.REVIEWER)
+    client.force_login(reviewer)
+    assert f'action="/live/from/{source.pk}"' in client.get(source.get_absolute_url()).content.decode()
+
+    with django_capture_on_commit_callbacks(execute=False) as enqueued:
+        answer = client.post(f"/live/from/{source.pk}")
+
+    live = Session.objects.exclude(pk=source.pk).get()
+    assert answer.status_code == 302 and answer["Location"] == f"/live/{live.pk}"
+    assert (live.state, live.model, live.uploader, live.project_id) == (
+        Session.State.LIVE, source.model, reviewer, source.project_id
+    )  # fmt: skip
+    assert live.title == f"#{source.pk} streamed live: {RIDDLE}"
+    assert len(enqueued) == 1
+    assert client.get(f"/live/from/{source.pk}").status_code == 405
+    assert f'action="/live/from/{live.pk}"' not in client.get(live.get_absolute_url()).content.decode()
+
+
+@pytest.mark.django_db
+def test_a_viewer_may_not_start_one(client, django_user_model):
+    from loopguard_site.accounts.models import Role
+
+    source = store_demo(RIDDLE)
+    client.force_login(member(django_user_model.objects.create_user("vic"), Role.VIEWER))
+    assert client.post(f"/live/from/{source.pk}").status_code in (403, 404)
+    assert Session.objects.count() == 1
