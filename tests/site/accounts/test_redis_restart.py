@@ -1,6 +1,6 @@
-"""Redis restarted during a live stream: the producer (`LiveSession`)
-reconnects, resumes from the lab's `resume` number, and nothing is lost or
-doubled.
+"""Redis restarted during a live stream: the lab rides through it (redis-py
+retries the forward) or the producer (`LiveSession`) reconnects and resumes
+from the lab's `resume` number; either way nothing is lost or doubled.
 
 The suite's shared Redis is left alone (other runs use it): the lab of this
 test gets a Redis server of its own on a free port, which the test stops
@@ -93,12 +93,15 @@ def test_a_redis_restart_mid_stream_is_resumed_with_nothing_lost(lab, own_redis,
     live.close()
 
     # Message 11 is stored (PostgreSQL never went away); forwarding it to the
-    # viewers meets the broken Redis connection and the socket is lost before
-    # its ack: the producer resumes at 11, or later when the lab had read and
-    # stored more of the messages in flight meanwhile (it reads a socket's
-    # next message without waiting for the last to be stored); each stored once.
-    assert live.resumes[0] == 0 and 11 <= live.resumes[1] <= len(messages)
-    assert len(live.resumes) == 2
+    # viewers meets the broken Redis connection. redis-py 6 and later retry a
+    # command on a new connection (10 times in redis-py 8), so the forward
+    # rides through the restart and the socket stays; with fewer retries than
+    # the restart takes, the socket is lost before the ack and the producer
+    # resumes at 11, or later when the lab had read and stored more of the
+    # messages in flight meanwhile (it reads a socket's next message without
+    # waiting for the last to be stored). Either way each is stored once.
+    assert live.resumes[0] == 0 and len(live.resumes) <= 2
+    assert all(11 <= resumed <= len(messages) for resumed in live.resumes[1:])
     assert live.acked == len(messages) and live.detections == []
     stored = list(Event.objects.filter(session_id=live.session_id).order_by("seq").values_list("data", flat=True))
     assert stored == events  # nothing lost, nothing doubled
