@@ -15,6 +15,8 @@
   const TIMELINE_MS = 2000;
   const stateBadge = document.getElementById("live-state");
   const STATE_BADGES = {live: "badge-live", looping: "badge-loop", stopped: "badge-loop", stalled: "badge-warn"};
+  // What the status line says in a state; any other: the page follows the stream.
+  const STATE_STATUS = {stopped: "stopped: the producer was told to abort", closed: "session closed"};
   const status = document.getElementById("live-status");
   const count = document.getElementById("live-events");
   const banner = document.getElementById("loop-banner");
@@ -136,6 +138,7 @@
   function showState(state) {
     stateBadge.textContent = state;
     stateBadge.className = `badge ${STATE_BADGES[state] || "badge-muted"}`;
+    status.textContent = STATE_STATUS[state] || "following live";
   }
 
   function connect() {

@@ -41,6 +41,7 @@ def test_the_banner_shows_the_loop_the_moment_it_is_caught(
     assert browser.find_element(By.ID, "loop-banner-title").text == "Loop detected — stopped:"
     assert browser.find_element(By.ID, "loop-banner-message").text == detection.message
     assert browser.find_element(By.ID, "live-state").text == "stopped"
+    assert browser.find_element(By.ID, "live-status").text == "stopped: the producer was told to abort"
     assert browser.find_element(By.ID, "live-events").text == str(1 + loop_stop.seq)
     pieces = [HOSTILE["text"]] + [event["text"] for event in loop_events[1 : loop_stop.seq]]
     assert content.get_attribute("textContent") == pieces[0] + "turn 1" + "".join(pieces[1:])
