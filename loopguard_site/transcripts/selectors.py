@@ -10,6 +10,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from detector.config import Config, builtin_config
+from detector.importers import PARSERS
 from loopguard_site.accounts.access import in_visible_projects, object_for
 from loopguard_site.accounts.models import Role
 
@@ -231,3 +232,15 @@ def session_filter_options(among: QuerySet[Session]) -> dict[str, list[str]]:
 
 def session_count() -> int:
     return Session.objects.count()
+
+
+def upload_formats() -> list[tuple[str, str]]:
+    """(format name, what it reads) for each import format, in
+    event-format.md's order: the opening sentence of its importer's
+    docstring, without the "The `name` format: " it starts with (and its
+    backquotes: the page shows it as text)."""
+    formats = []
+    for name, module in PARSERS.items():
+        opening = " ".join(module.__doc__.split("\n\n")[0].split())
+        formats.append((name, opening.removeprefix(f"The `{name}` format: ").replace("`", "")))
+    return formats

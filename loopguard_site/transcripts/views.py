@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -8,6 +9,7 @@ from loopguard_site.accounts.access import project_for, projects_with_role
 from loopguard_site.accounts.models import Role
 from loopguard_site.errors import FieldError, page_error
 
+from .selectors import upload_formats
 from .services import Upload, clean_tags, sessions_import_upload
 
 FORMAT_CONTROL = "the Format menu"  # the upload page's control that names a file's format
@@ -19,6 +21,8 @@ def session_upload(request: HttpRequest) -> HttpResponse:
     """The upload page: files (or zips of them) in, one outcome line per file out."""
     context = {
         "formats": ("auto", *FORMATS),
+        "upload_formats": upload_formats(),
+        "upload_max_mb": settings.LOOPGUARD_UPLOAD_MAX_BYTES // (1024 * 1024),
         "projects": projects_with_role(request.user, Role.REVIEWER),
         "outcomes": None,
         "form_error": None,

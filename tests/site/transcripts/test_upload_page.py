@@ -3,9 +3,12 @@ browser tests drive the same page in Chromium)."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from detector.importers import FORMATS
 from loopguard_site.transcripts.models import Session
 
 GOOD = b'{"type": "session", "model": "<b>m</b>"}\n{"type": "content", "text": "fine"}\n'
@@ -58,3 +61,22 @@ def test_each_file_gets_its_outcome_line_escaped(client, user):
     assert (session.title, session.model, session.uploader, session.tag_names()) == (
         "<b>a", "<b>m</b>", user, ["one", "two"]
     )  # fmt: skip
+
+
+@pytest.mark.django_db
+def test_the_empty_form_says_what_it_reads_and_how_much(client, user, settings):
+    settings.LOOPGUARD_UPLOAD_MAX_BYTES = 7 * 1024 * 1024
+    client.force_login(user)
+
+    body = client.get("/upload/").content.decode()
+
+    rows = re.findall(r"<tr><td class=\"format-name\"><code>([^<]+)</code></td><td>([^<]+)</td></tr>", body)
+    assert [name for name, _ in rows] == list(FORMATS)
+    assert rows[1] == ("openai", "OpenAI Chat Completions (and compatible servers).")
+    assert rows[3] == (
+        "claude-code",
+        "Claude Code session JSON Lines (~/.claude/projects/&lt;project&gt;/&lt;session&gt;.jsonl).",
+    )
+    assert "Up to 7 MB a file" in body
+    posted = client.post("/upload/", {"file": [SimpleUploadedFile("a.jsonl", GOOD)], "format": "auto"})
+    assert 'id="upload-formats"' not in posted.content.decode()  # the outcome takes its place
