@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.test import Client
 
+from loopguard_site.replay.compare import compare_profiles
 from loopguard_site.replay.models import ReplayJob
 from loopguard_site.replay.services import replay_job_create, replay_job_session_execute
+from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.services import session_create_from_events
 
 from .conftest import store_demo
@@ -101,7 +105,19 @@ def test_the_compare_page_shows_metrics_and_differences(browser, user):
 
     assert '<tr class="differs">' in page
     assert '<td>default</td><td class="num">1</td><td class="num">0</td>' in page
-    assert page.count("tool_outcomes/repeated_failing_batch tools 0–") == 3
+    assert page.count('tool_outcomes · repeated_failing_batch<br><span class="muted">tools 0–') == 3
+    (row,) = compare_profiles(
+        among=Session.objects.all(), session_ids=[session.pk], profile_a="default", profile_b="gemini"
+    ).sessions
+    only = row.only["default"]
+    assert len(only) > 3
+    # the first three of a profile's own detections shown, the others behind "N more", in firing order
+    item = r'<div class="only-item">(\w+ · \w+)<br><span class="muted">(\w+ \d+–\d+ at \d+)</span>'
+    items = list(re.finditer(item, page))
+    shown = [item.groups() for item in items]
+    assert shown == [(f"{d.detector} · {d.type}", f"{d.channel} {d.start}–{d.end} at {d.at}") for d in only]
+    more = page.index(f"<details><summary>{len(only) - 3} more</summary>")
+    assert items[2].start() < more < items[3].start()
 
 
 @pytest.mark.django_db
