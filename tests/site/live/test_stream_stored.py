@@ -12,12 +12,21 @@ from loopguard_site.live.services import live_session_stream_stored, streamed_ev
 from loopguard_site.replay.models import Detection
 from loopguard_site.transcripts.models import Event, Session
 from loopguard_site.transcripts.selectors import session_event_stream
-from loopguard_site.transcripts.services import session_create_live
+from loopguard_site.transcripts.services import session_create_from_events, session_create_live
 from tests.members import member
 from tests.site.replay.conftest import store_demo
 
-RIDDLE = "loop-reasoning-two-exits-riddle.jsonl"  # DeepSeek-R1-Distill-Qwen-1.5B: a reasoning loop
-COIN_FLIPS = "normal-reasoning-coin-flips.jsonl"  # DeepSeek-R1-Distill-Llama-8B: no loop
+AGILE = "loop-content-numbered-agile.jsonl"  # Qwen1.5-1.8B-Chat: "4. Agile\n5. Agile\n..." (stopped at 196)
+# A short clean agent turn: reasoning, a tool call and its result, an answer.
+CLEAN = [
+    {"type": "user", "text": "What is in notes.txt?"},
+    {"type": "turn"},
+    {"type": "reasoning", "text": "The user wants the file's contents, so I will read it first."},
+    {"type": "tool_call", "name": "read_file", "args": {"path": "notes.txt"}},
+    {"type": "tool_result", "ok": True, "output": "buy milk"},
+    {"type": "content", "text": "notes.txt says: buy milk."},
+    {"type": "finish", "reason": "stop"},
+]
 
 
 def test_text_is_cut_into_token_pieces_and_the_header_and_seqs_left_out():
@@ -44,7 +53,7 @@ def streamed(session: Session) -> list[dict]:
 
 @pytest.mark.django_db
 def test_a_looping_session_streams_until_the_stop_as_a_guarded_producer_would():
-    source = store_demo(RIDDLE)
+    source = store_demo(AGILE)
     live = session_create_live(model=source.model)
     events = streamed(source)
     monitor = Monitor(live.profile, model=source.model)
@@ -64,18 +73,26 @@ def test_a_looping_session_streams_until_the_stop_as_a_guarded_producer_would():
     assert (first.detector, first.type, first.channel, first.start, first.at) == (
         stop.detector, stop.type, stop.channel, stop.start, stop.at
     )  # fmt: skip
-    assert (first.type, first.channel) == ("block_cycle", "reasoning")
+    assert (first.type, first.channel, first.at) == ("block_cycle", "content", 196)
 
 
 @pytest.mark.django_db
 def test_a_clean_session_streams_to_its_end_and_is_closed():
-    source = store_demo(COIN_FLIPS)
+    source = session_create_from_events(
+        title="clean", model="gpt-4o", source_format="events", parser_version="1", events=CLEAN
+    )
     live = session_create_live(model=source.model)
 
     answer = live_session_stream_stored(live_session_id=live.pk, source_session_id=source.pk, sleep=lambda _: None)
 
     assert answer.state == Session.State.CLOSED
-    assert Event.objects.filter(session=live).count() == len(streamed(source))
+
+    def pieces(event: dict) -> list[dict]:
+        return [{"type": event["type"], "text": event["text"][i : i + 4]} for i in range(0, len(event["text"]), 4)]
+
+    assert list(Event.objects.filter(session=live).order_by("seq").values_list("data", flat=True)) == [
+        *CLEAN[:2], *pieces(CLEAN[2]), *CLEAN[3:5], *pieces(CLEAN[5]), CLEAN[6]
+    ]  # fmt: skip
     assert not Detection.objects.filter(session=live).exists()
 
 
@@ -85,7 +102,7 @@ def test_a_reviewer_starts_it_from_the_session_page_and_lands_on_the_live_page(
 ):
     from loopguard_site.accounts.models import Role
 
-    source = store_demo(RIDDLE)
+    source = store_demo(AGILE)
     reviewer = member(django_user_model.objects.create_user("rita"), Role.REVIEWER)
     client.force_login(reviewer)
     assert f'action="/live/from/{source.pk}"' in client.get(source.get_absolute_url()).content.decode()
@@ -98,7 +115,7 @@ def test_a_reviewer_starts_it_from_the_session_page_and_lands_on_the_live_page(
     assert (live.state, live.model, live.uploader, live.project_id) == (
         Session.State.LIVE, source.model, reviewer, source.project_id
     )  # fmt: skip
-    assert live.title == f"#{source.pk} streamed live: {RIDDLE}"
+    assert live.title == f"#{source.pk} streamed live: {AGILE}"
     assert len(enqueued) == 1
     assert client.get(f"/live/from/{source.pk}").status_code == 405
     assert f'action="/live/from/{live.pk}"' not in client.get(live.get_absolute_url()).content.decode()
@@ -108,7 +125,7 @@ def test_a_reviewer_starts_it_from_the_session_page_and_lands_on_the_live_page(
 def test_a_viewer_may_not_start_one(client, django_user_model):
     from loopguard_site.accounts.models import Role
 
-    source = store_demo(RIDDLE)
+    source = store_demo(AGILE)
     client.force_login(member(django_user_model.objects.create_user("vic"), Role.VIEWER))
     assert client.post(f"/live/from/{source.pk}").status_code in (403, 404)
     assert Session.objects.count() == 1
