@@ -25,8 +25,8 @@ refrain is similar for a few segments, not for `min_copies` whole copies
 over `region_chars` characters; a training log or a test file has lines of
 too few words, or words identical from line to line (numbers aside): quiet.
 
-Cost: a chunk without a segment mark is a set-disjointness test and an
-append; a segment end costs O(segment) to tokenize plus at most
+Cost: a chunk without a segment mark is a search for one and an append;
+a segment end costs O(segment) to tokenize plus at most
 `max_period` set intersections of small sets (C speed). Memory per channel:
 the current segment (at most `max_segment_chars`) and `max_period` token sets.
 """
@@ -134,7 +134,9 @@ class NearDuplicate(Detector):
             return []
         text = event["text"]
         cap = self.params.max_segment_chars
-        if SEGMENT_MARKS.isdisjoint(text) and state.pending_len + len(text) < cap:
+        # The first mark, found once: the test for the common case and the first cut.
+        match = SEGMENT_END.search(text)
+        if match is None and state.pending_len + len(text) < cap:
             state.pending.append(text)
             state.pending_len += len(text)
             # Text without a segment mark is only buffered up to the segment's cut.
@@ -144,7 +146,8 @@ class NearDuplicate(Detector):
         offset = ctx.offsets[kind]
         i = 0
         while i < len(text):
-            match = SEGMENT_END.search(text, i)
+            if i:
+                match = SEGMENT_END.search(text, i)
             cut = match.end() if match else len(text) + 1
             if state.pending_len + cut - i > cap:
                 cut = i + cap - state.pending_len

@@ -71,7 +71,8 @@ exact ones; the ambiguous classes are decided by length and evidence:
 Once fired the finder stays quiet while the same run grows; a broken run
 re-arms it.
 
-Cost: a chunk without a boundary is an append and a set-disjointness test;
+Cost: a chunk without a boundary is an append and a search for one (its
+match, if any, is the first cut);
 a boundary costs O(block) to build the key plus the period finder's push
 (a C-speed scan of the last `block_max_period` keys, plus O(live periods)).
 Memory: the current block (at most `block_max_chars`) and a ring of recent
@@ -174,27 +175,37 @@ class BlockCycleFinder:
 
     def feed(self, text: str, offset: int) -> list[RepeatedRegion]:
         """Append `text` (which starts at channel `offset`); evaluate every block it completes."""
+        # The chunk's first boundary, found once: the fast path's test and the
+        # slow path's first cut (a mark with no whitespace after it, "3,000",
+        # is none).
+        match = STRONG_BOUNDARY.search(text)
+        held = self._pending_len + len(text)
         if (
-            BOUNDARY_CHARS.isdisjoint(text)
+            match is None
             and not (self._last_char in ASCII_MARKS and text[:1].isspace())
-            and self._pending_len + len(text) < self.params.block_weak_cut_chars
+            and (
+                held < self._tail_room
+                # (Text with no boundary character at all is held up to the weak
+                # cut even when `block_max_chars` is shorter, as it always was.)
+                or (held < self.params.block_weak_cut_chars and BOUNDARY_CHARS.isdisjoint(text))
+            )
         ) or (
             # The block so far is a list number and its first words ("12. ",
             # then ". Ag" after "13"): the number's dot ends no block. (A
             # newline in the chunk ends a block, of text or of whitespace:
             # _feed_slow's work.)
             self._pending_len < LIST_NUMBER_CHARS
-            and self._pending_len + len(text) < self._tail_room
+            and held < self._tail_room
             and "\n" not in text
             # (Most chunks, a clause to its comma, hold no dot: no join, no match.)
             and ("." in text or "." in "".join(self._pending))
             and LISTED_START.fullmatch("".join(self._pending) + text)
         ):
             self._pending.append(text)
-            self._pending_len += len(text)
+            self._pending_len = held
             self._last_char = text[-1]
             return []
-        return self._feed_slow(text, offset)
+        return self._feed_slow(text, offset, match)
 
     def quiet_room(self) -> int:
         """`feed` only buffers text without a boundary character shorter than
@@ -203,7 +214,8 @@ class BlockCycleFinder:
             return 0
         return self.params.block_weak_cut_chars - self._pending_len
 
-    def _feed_slow(self, text: str, offset: int) -> list[RepeatedRegion]:
+    def _feed_slow(self, text: str, offset: int, match: re.Match | None) -> list[RepeatedRegion]:
+        """`match`: the first boundary in `text` (`STRONG_BOUNDARY.search(text)`)."""
         found = []
         i = 0
         params = self.params
@@ -213,7 +225,8 @@ class BlockCycleFinder:
             if region is not None:
                 found.append(region)
         while i < len(text):
-            match = STRONG_BOUNDARY.search(text, i)
+            if i:
+                match = STRONG_BOUNDARY.search(text, i)
             if match is None:
                 if self._pending_len + len(text) - i < self._tail_room:
                     # The rest of the chunk ends no block: the common end of a chunk.
