@@ -82,7 +82,8 @@ def prose_tokens(text: str) -> frozenset[str]:
     words = WORD.findall(DIGITS.sub("0", text.lower()))
     if sum(map(len, words)) < PROSE_SHARE * (len(text) - text.count(" ")):
         return frozenset()
-    if not CJK.search(text):
+    # (`isascii` is a flag of the string, no scan: most text skips the search.)
+    if text.isascii() or not CJK.search(text):
         return frozenset(words)
     found = set()
     for word in words:
