@@ -92,7 +92,7 @@ class PeriodTracker:
         if q and recent[-q] == element:
             # The base run goes on: the element sits at every distance kq <= run
             # (the implicit periods); search only the rest of the window.
-            implicit = min(run, available)
+            implicit = run if run < available else available  # (no call of `min`: a push of every copy)
             copies -= implicit // q
             self._base_len = run + 1
         else:
