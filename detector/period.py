@@ -13,9 +13,10 @@ candidate period must also satisfy ``p <= len(elements) // 2`` (the seed
 iterates p up to ``min(max_period, len // 2)``), so at least two whole copies
 are present. The smallest qualifying period wins.
 
-`PeriodTracker` is the incremental form: `push` costs O(max_period) at C
-speed plus O(periods kept) in Python (a periodic tail's multiples are
-implicit), and memory is O(max_period) elements,
+`PeriodTracker` is the incremental form: `push` costs O(1) for an element
+not in the window (a count of each element it holds answers), else
+O(max_period) at C speed plus O(periods kept) in Python (a periodic tail's
+multiples are implicit), and memory is O(max_period) elements,
 whatever the stream length. `find_period` is the seed's batch function,
 defined by pushing the list through a tracker, so both always agree.
 """
@@ -50,12 +51,13 @@ class PeriodTracker:
     kq < L has exactly L - kq matches (its comparisons inside the run hold
     by periodicity; the one reaching past the run's start is the comparison
     that broke q's run). Only other periods are kept, in `_matches`. A push
-    costs a C-speed count over the window plus a C-speed search of the
-    elements before the base run, and O(periods kept) in Python; a run of
+    of an element the window does not hold (most of prose) is one dict
+    look-up; otherwise it costs a C-speed search of the elements before the
+    base run, and O(periods kept) in Python; a run of
     any period takes O(1) Python steps per push, not O(max_period / q).
     """
 
-    __slots__ = ("max_period", "min_elements", "_recent", "_matches", "_base", "_base_len", "count")
+    __slots__ = ("max_period", "min_elements", "_recent", "_held", "_matches", "_base", "_base_len", "count")
 
     def __init__(self, max_period: int = 50, min_elements: int = 6):
         if max_period < 1 or min_elements < 2:
@@ -68,8 +70,17 @@ class PeriodTracker:
     def push(self, element: Hashable) -> bool:
         """Add one element (`current` tells the run it completes, if any);
         return whether some run goes on at the tail (see `live_periods`)."""
-        recent = self._recent
-        if element not in recent:
+        recent, held = self._recent, self._held
+        copies = held.get(element, 0)  # (in the window before this push)
+        held[element] = copies + 1
+        if self.count >= self.max_period:
+            # The window is full: the append below drops its oldest element.
+            oldest = recent[0]
+            if held[oldest] == 1:
+                del held[oldest]
+            else:
+                held[oldest] -= 1
+        if not copies:
             # The common case in prose: a new element ends every run.
             self._matches = {}
             self._base = self._base_len = 0
@@ -81,12 +92,11 @@ class PeriodTracker:
         if q and recent[-q] == element:
             # The base run goes on: the element sits at every distance kq <= run
             # (the implicit periods); search only the rest of the window.
-            implicit = min(run, available)
-            copies = recent.count(element) - implicit // q
+            implicit = run if run < available else available  # (no call of `min`: a push of every copy)
+            copies -= implicit // q
             self._base_len = run + 1
         else:
             q = implicit = 0
-            copies = recent.count(element)
         old, matches = self._matches, {}
         i, stop = -1, available - implicit
         while copies:
@@ -153,6 +163,7 @@ class PeriodTracker:
 
     def reset(self) -> None:
         self._recent.clear()
+        self._held: dict = {}  # element -> its copies in `_recent`
         self._matches: dict[int, int] = {}  # period -> matches, for periods not implicit
         self._base = 0  # the base period (0: none)
         self._base_len = 0  # elements in the base period's run

@@ -71,7 +71,8 @@ exact ones; the ambiguous classes are decided by length and evidence:
 Once fired the finder stays quiet while the same run grows; a broken run
 re-arms it.
 
-Cost: a chunk without a boundary is an append and a set-disjointness test;
+Cost: a chunk without a boundary is an append and a search for one (its
+match, if any, is the first cut);
 a boundary costs O(block) to build the key plus the period finder's push
 (a C-speed scan of the last `block_max_period` keys, plus O(live periods)).
 Memory: the current block (at most `block_max_chars`) and a ring of recent
@@ -87,13 +88,16 @@ from .period import PeriodTracker
 from .repeated_region import RepeatedRegion
 from .repeated_units import LETTER, evidence_chars, lines_around
 
-# A newline, ASCII sentence/clause punctuation followed by whitespace, or a CJK mark.
-STRONG_BOUNDARY = re.compile(r"\n|[.!?;:,](?=\s)|[。！？；，、：]")
+# A newline, ASCII sentence/clause punctuation followed by whitespace, or a CJK
+# mark: `\n|[.!?;:,](?=\s)|[。！？；，、：]`, written to open with one character
+# set so that the search skips to the next mark in C instead of trying the
+# three branches at every position.
+STRONG_BOUNDARY = re.compile(r"[\n.!?;:,。！？；，、：](?:(?<=[\n。！？；，、：])|(?=\s))")
 ASCII_MARKS = frozenset(".!?;:,")
 # Characters that may end a block: a chunk without any takes the fast path.
 BOUNDARY_CHARS = frozenset("\n。！？；，、：") | ASCII_MARKS
 WHITESPACE = re.compile(r"\s")
-DIGITS = re.compile(r"\d+")
+DIGITS = re.compile(r"\d\d*")  # `\d+`, opening with a character set: searched for in C
 # The end of a line with text: a copy holding two is two lines or more, however it is rotated.
 LINE_END = re.compile(r"\S[ \t]*\n")
 # Markdown emphasis or a heading may open a list number ("**12.", "## 12.").
@@ -105,6 +109,8 @@ LIST_NUMBER_CHARS = 12  # longer blocks are not checked for being a list number 
 # An ordered-list number at the very start of a block ("12. ", "3) ",
 # "**12.** ", "## 12. "), never one inside it ("(fen2) at").
 LEADING_LIST_NUMBER = re.compile(LIST_MARKUP + r"\d+[.)](?:\*\*|__)?\s+")
+# The characters that may open one besides a digit (`str.isdecimal`, as `\d`).
+LIST_OPENERS = frozenset("#*_")
 
 
 # One block of the stream, a plain tuple (START, RAW, LEAD, BODY): cheap to
@@ -169,25 +175,37 @@ class BlockCycleFinder:
 
     def feed(self, text: str, offset: int) -> list[RepeatedRegion]:
         """Append `text` (which starts at channel `offset`); evaluate every block it completes."""
+        # The chunk's first boundary, found once: the fast path's test and the
+        # slow path's first cut (a mark with no whitespace after it, "3,000",
+        # is none).
+        match = STRONG_BOUNDARY.search(text)
+        held = self._pending_len + len(text)
         if (
-            BOUNDARY_CHARS.isdisjoint(text)
+            match is None
             and not (self._last_char in ASCII_MARKS and text[:1].isspace())
-            and self._pending_len + len(text) < self.params.block_weak_cut_chars
+            and (
+                held < self._tail_room
+                # (Text with no boundary character at all is held up to the weak
+                # cut even when `block_max_chars` is shorter, as it always was.)
+                or (held < self.params.block_weak_cut_chars and BOUNDARY_CHARS.isdisjoint(text))
+            )
         ) or (
             # The block so far is a list number and its first words ("12. ",
             # then ". Ag" after "13"): the number's dot ends no block. (A
             # newline in the chunk ends a block, of text or of whitespace:
             # _feed_slow's work.)
             self._pending_len < LIST_NUMBER_CHARS
-            and self._pending_len + len(text) < self._tail_room
+            and held < self._tail_room
             and "\n" not in text
+            # (Most chunks, a clause to its comma, hold no dot: no join, no match.)
+            and ("." in text or "." in "".join(self._pending))
             and LISTED_START.fullmatch("".join(self._pending) + text)
         ):
             self._pending.append(text)
-            self._pending_len += len(text)
+            self._pending_len = held
             self._last_char = text[-1]
             return []
-        return self._feed_slow(text, offset)
+        return self._feed_slow(text, offset, match)
 
     def quiet_room(self) -> int:
         """`feed` only buffers text without a boundary character shorter than
@@ -196,7 +214,8 @@ class BlockCycleFinder:
             return 0
         return self.params.block_weak_cut_chars - self._pending_len
 
-    def _feed_slow(self, text: str, offset: int) -> list[RepeatedRegion]:
+    def _feed_slow(self, text: str, offset: int, match: re.Match | None) -> list[RepeatedRegion]:
+        """`match`: the first boundary in `text` (`STRONG_BOUNDARY.search(text)`)."""
         found = []
         i = 0
         params = self.params
@@ -206,7 +225,8 @@ class BlockCycleFinder:
             if region is not None:
                 found.append(region)
         while i < len(text):
-            match = STRONG_BOUNDARY.search(text, i)
+            if i:
+                match = STRONG_BOUNDARY.search(text, i)
             if match is None:
                 if self._pending_len + len(text) - i < self._tail_room:
                     # The rest of the chunk ends no block: the common end of a chunk.
@@ -289,7 +309,9 @@ class BlockCycleFinder:
         self._block_start = end
         # An ordered-list number is markup (seed 000 type 2 strips it); other
         # numbers are content, masked only in blocks with words (counters).
-        number = LEADING_LIST_NUMBER.match(stripped)
+        first = stripped[0]
+        # (Only a mark of markup or a digit may open one: most blocks skip the match.)
+        number = LEADING_LIST_NUMBER.match(stripped) if first in LIST_OPENERS or first.isdecimal() else None
         body = stripped[number.end() :] if number else stripped
         # Numbers are masked ("Episode 5", "第5集", "M16:", "a. 176", a grid's
         # row "3 | 7 | 1") except a lone number: "1, 2, 3, …" is a count. List
@@ -299,7 +321,7 @@ class BlockCycleFinder:
         if numbers == 1 and not LETTER.search(body) and not LIST_NUMBER.fullmatch(body):
             key = body
         live = self._tracker.push(hash(key))
-        self._ring.append((start, raw, raw.find(stripped[0]), body))
+        self._ring.append((start, raw, raw.find(first), body))
         if not live:
             # The common case: no block repeats the one a period back (a run
             # reported before, if any, has broken).
