@@ -116,7 +116,11 @@ class Monitor:
         self._quiet_marks: frozenset[str] = frozenset()  # those of them that are marks
         self._quiet_hard: frozenset[str] = frozenset()  # and the others
         self._quiet_marked: re.Pattern | None = None  # a mark with whitespace after it
-        self._quiet_room = 0  # a chunk shorter than this, without a wake character, is held
+        self._quiet_readers: list[Detector] = []  # its chunk readers
+        self._quiet_runs: list[Detector] = []  # and its whole-text readers
+        # A chunk without a wake character that ends before this channel offset
+        # is held (the room the chunk readers left, as an offset: one sum per chunk).
+        self._quiet_until = 0
         self._quiet: list[str] = []  # text no chunk reader has seen yet
         self._run: list[str] = []  # text the whole-text readers have not seen yet
         self._run_chars = 0
@@ -149,21 +153,29 @@ class Monitor:
 
     def feed(self, event: dict) -> list[Detection]:
         """Push one event; return the detections it fired (maybe none)."""
-        ctx = self.ctx
         kind = event.get("type") if type(event) is dict else None
         # The bulk of a stream, an untimed chunk no reader needs yet, is held.
         if kind == self._quiet_kind and "t" not in event:
             text = event.get("text")
-            if type(text) is str and (size := len(text)) < self._quiet_room:
-                quiet = self._quiet_wake.isdisjoint(text)
-                if quiet or self._only_marks(text):
-                    self._quiet.append(text)
-                    # After a mark the next chunk is handed on: it may start with whitespace.
-                    marked = not quiet and text[-1] in self._quiet_marks
-                    self._quiet_room = 0 if marked else self._quiet_room - size
-                    ctx.offsets[kind] += size
-                    ctx.events += 1
-                    return []
+            if type(text) is str:
+                ctx = self.ctx
+                offsets = ctx.offsets
+                end = offsets[kind] + len(text)
+                if end < self._quiet_until:
+                    if self._quiet_wake.isdisjoint(text):
+                        self._quiet.append(text)
+                        offsets[kind] = end
+                        ctx.events += 1
+                        return []
+                    if self._only_marks(text):
+                        self._quiet.append(text)
+                        if text[-1] in self._quiet_marks:
+                            # After a mark the next chunk is handed on: it may start with whitespace.
+                            self._quiet_until = 0
+                        offsets[kind] = end
+                        ctx.events += 1
+                        return []
+        ctx = self.ctx
         if kind in TEXT_CHANNELS and "t" not in event and type(event.get("text")) is str:
             found = self._hand_text(event)
             ctx.offsets[kind] += len(event["text"])
@@ -211,39 +223,40 @@ class Monitor:
         """An untimed chunk a chunk reader must see (or the first of a
         channel): the text held before it and the chunk, as one event."""
         kind = event["type"]
-        found = []
         if kind != self._quiet_kind:
             found = self._release_quiet()
             self._quiet_kind, self._quiet_wake = kind, self._wakes[kind]
             self._quiet_marks, self._quiet_hard = self._marks[kind], self._hard_wakes[kind]
             self._quiet_marked = self._marked[kind]
-        if not self._quiet:
+            self._quiet_readers, self._quiet_runs = self._chunk_readers[kind], self._run_readers[kind]
             return found + self._to_readers(kind, event)
-        ctx = self.ctx
-        end = ctx.offsets[kind]
+        if not self._quiet:
+            return self._to_readers(kind, event)
+        offsets = self.ctx.offsets
+        end = offsets[kind]
         held = "".join(self._quiet)
         self._quiet = []
-        ctx.offsets[kind] = end - len(held)
-        found += self._to_readers(kind, {"type": kind, "text": held + event["text"]})
-        ctx.offsets[kind] = end
+        offsets[kind] = end - len(held)
+        found = self._to_readers(kind, {"type": kind, "text": held + event["text"]})
+        offsets[kind] = end
         return found
 
     def _to_readers(self, kind: str, event: dict) -> list[Detection]:
         """Hand text (starting at the channel offset in `ctx`) to every chunk
-        reader, and to the whole-text readers once their run is long enough;
-        set the room for the text held next."""
+        reader of the held channel `kind`, and to the whole-text readers once
+        their run is long enough; set the room for the text held next."""
         ctx = self.ctx
         found = []
         room = HELD_TEXT_CHARS
-        for detector in self._chunk_readers[kind]:
+        for detector in self._quiet_readers:
             hits = detector.feed(event, ctx)
             if hits:
                 found += hits
             if detector.quiet_room < room:
                 room = detector.quiet_room
-        self._quiet_room = 0 if self._every_chunk[kind] else room
-        if self._run_readers[kind]:
-            text = event["text"]
+        text = event["text"]
+        self._quiet_until = 0 if self._every_chunk[kind] else ctx.offsets[kind] + len(text) + room
+        if self._quiet_runs:
             self._run.append(text)
             self._run_chars += len(text)
             if self._run_chars >= HELD_TEXT_CHARS:
@@ -267,7 +280,7 @@ class Monitor:
             found = self._to_readers(kind, {"type": kind, "text": held})
             ctx.offsets[kind] = end
         found += self._release_run(kind)
-        self._quiet_kind, self._quiet_room = "", 0
+        self._quiet_kind, self._quiet_until = "", 0
         return found
 
     def _release_run(self, kind: str) -> list[Detection]:
@@ -277,7 +290,7 @@ class Monitor:
         event = {"type": kind, "text": "".join(self._run)}
         self._run, self._run_chars = [], 0
         found: list[Detection] = []
-        for detector in self._run_readers[kind]:
+        for detector in self._quiet_runs:
             found += detector.feed(event, self.ctx)
         return found
 
