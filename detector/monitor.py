@@ -117,6 +117,7 @@ class Monitor:
         self._quiet_hard: frozenset[str] = frozenset()  # and the others
         self._quiet_marked: re.Pattern | None = None  # a mark with whitespace after it
         self._quiet_readers: list[Detector] = []  # its chunk readers
+        self._quiet_every = False  # whether one of them reads every chunk at once
         self._quiet_runs: list[Detector] = []  # and its whole-text readers
         # A chunk without a wake character that ends before this channel offset
         # is held (the room the chunk readers left, as an offset: one sum per chunk).
@@ -175,9 +176,22 @@ class Monitor:
                         offsets[kind] = end
                         ctx.events += 1
                         return []
+                # A chunk of the held channel its readers need: the held text and it, as one event.
+                if self._quiet:
+                    held = "".join(self._quiet)
+                    self._quiet = []
+                    offsets[kind] = end - len(text) - len(held)
+                    found = self._to_readers(kind, {"type": kind, "text": held + text})
+                else:
+                    found = self._to_readers(kind, event)
+                offsets[kind] = end
+                ctx.events += 1
+                if found and any(d.action == "stop" for d in found):
+                    self.stopped = True
+                return found
         ctx = self.ctx
         if kind in TEXT_CHANNELS and "t" not in event and type(event.get("text")) is str:
-            found = self._hand_text(event)
+            found = self._switch_channel(event)
             ctx.offsets[kind] += len(event["text"])
         else:
             validate_event(event)
@@ -219,27 +233,18 @@ class Monitor:
         marked = self._quiet_marked
         return marked is not None and self._quiet_hard.isdisjoint(text) and marked.search(text) is None
 
-    def _hand_text(self, event: dict) -> list[Detection]:
-        """An untimed chunk a chunk reader must see (or the first of a
-        channel): the text held before it and the chunk, as one event."""
+    def _switch_channel(self, event: dict) -> list[Detection]:
+        """An untimed chunk of a channel other than the held text's (chunks of
+        the held channel are `feed`'s): the held text goes to its readers, and
+        this channel's readers get the chunk and hold text from here on."""
         kind = event["type"]
-        if kind != self._quiet_kind:
-            found = self._release_quiet()
-            self._quiet_kind, self._quiet_wake = kind, self._wakes[kind]
-            self._quiet_marks, self._quiet_hard = self._marks[kind], self._hard_wakes[kind]
-            self._quiet_marked = self._marked[kind]
-            self._quiet_readers, self._quiet_runs = self._chunk_readers[kind], self._run_readers[kind]
-            return found + self._to_readers(kind, event)
-        if not self._quiet:
-            return self._to_readers(kind, event)
-        offsets = self.ctx.offsets
-        end = offsets[kind]
-        held = "".join(self._quiet)
-        self._quiet = []
-        offsets[kind] = end - len(held)
-        found = self._to_readers(kind, {"type": kind, "text": held + event["text"]})
-        offsets[kind] = end
-        return found
+        found = self._release_quiet()
+        self._quiet_kind, self._quiet_wake = kind, self._wakes[kind]
+        self._quiet_marks, self._quiet_hard = self._marks[kind], self._hard_wakes[kind]
+        self._quiet_marked = self._marked[kind]
+        self._quiet_readers, self._quiet_runs = self._chunk_readers[kind], self._run_readers[kind]
+        self._quiet_every = self._every_chunk[kind]
+        return found + self._to_readers(kind, event)
 
     def _to_readers(self, kind: str, event: dict) -> list[Detection]:
         """Hand text (starting at the channel offset in `ctx`) to every chunk
@@ -255,7 +260,7 @@ class Monitor:
             if detector.quiet_room < room:
                 room = detector.quiet_room
         text = event["text"]
-        self._quiet_until = 0 if self._every_chunk[kind] else ctx.offsets[kind] + len(text) + room
+        self._quiet_until = 0 if self._quiet_every else ctx.offsets[kind] + len(text) + room
         if self._quiet_runs:
             self._run.append(text)
             self._run_chars += len(text)
