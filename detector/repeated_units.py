@@ -207,6 +207,17 @@ class ShortUnitFinder:
         if size < 2 * KEY_CHARS:
             return None
         key = text[-KEY_CHARS:]
+        since = position - self._long_clear_at
+        if since < self._rescan:
+            # The long search is narrowed (below): a long unit's key ends with
+            # this key, so when it is found at no period either search takes
+            # (most checks of prose), one search settles both.
+            reach = since + LONG_KEY_CHARS - 1
+            if reach < params.unit_max_chars:
+                reach = params.unit_max_chars
+            nearest = end - KEY_CHARS - reach
+            if text.rfind(key, nearest if nearest > base else base, end - 1) < 0:
+                return None
         lowest = end - KEY_CHARS - params.unit_max_chars
         if lowest < base:
             lowest = base
@@ -242,7 +253,6 @@ class ShortUnitFinder:
         if lowest < base:
             lowest = base
         stop = end - params.unit_max_chars - 1
-        since = position - self._long_clear_at
         if since < self._rescan:
             # A long unit of p characters fires with two whole copies at least
             # (`evidence_chars`), so the tail's last 2p characters repeat at p;
