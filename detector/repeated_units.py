@@ -287,6 +287,14 @@ class ShortUnitFinder:
             if found < 0:
                 return None
             p = end - LONG_KEY_CHARS - found
+            # Two whole copies at least (`evidence_chars`): the characters before
+            # the key's copy repeat at p too, up to 2p back. A cheap first test.
+            before = found - LONG_KEY_CHARS
+            if before < end - 2 * p:
+                before = end - 2 * p
+            if before < base or text[before:found] != text[before + p : found + p]:
+                found = text.rfind(key, lowest, found + LONG_KEY_CHARS - 1)
+                continue
             if (text[-p:] * 2).find(text[-p:], 1) < p:
                 # Copies of a shorter unit ("Z" × 40): the short-unit check judges it by that unit.
                 found = text.rfind(key, lowest, found + LONG_KEY_CHARS - 1)
