@@ -178,10 +178,11 @@ class Monitor:
                         return []
                 # A chunk of the held channel its readers need: the held text and it, as one event.
                 if self._quiet:
-                    held = "".join(self._quiet)
+                    self._quiet.append(text)
+                    text = "".join(self._quiet)  # (one string built, not two)
                     self._quiet = []
-                    offsets[kind] = end - len(text) - len(held)
-                    found = self._to_readers(kind, {"type": kind, "text": held + text})
+                    offsets[kind] = end - len(text)
+                    found = self._to_readers(kind, {"type": kind, "text": text})
                 else:
                     found = self._to_readers(kind, event)
                 offsets[kind] = end
