@@ -116,7 +116,12 @@ class Monitor:
         self._quiet_marks: frozenset[str] = frozenset()  # those of them that are marks
         self._quiet_hard: frozenset[str] = frozenset()  # and the others
         self._quiet_marked: re.Pattern | None = None  # a mark with whitespace after it
-        self._quiet_room = 0  # a chunk shorter than this, without a wake character, is held
+        self._quiet_readers: list[Detector] = []  # its chunk readers
+        self._quiet_every = False  # whether one of them reads every chunk at once
+        self._quiet_runs: list[Detector] = []  # and its whole-text readers
+        # A chunk without a wake character that ends before this channel offset
+        # is held (the room the chunk readers left, as an offset: one sum per chunk).
+        self._quiet_until = 0
         self._quiet: list[str] = []  # text no chunk reader has seen yet
         self._run: list[str] = []  # text the whole-text readers have not seen yet
         self._run_chars = 0
@@ -149,23 +154,45 @@ class Monitor:
 
     def feed(self, event: dict) -> list[Detection]:
         """Push one event; return the detections it fired (maybe none)."""
-        ctx = self.ctx
         kind = event.get("type") if type(event) is dict else None
         # The bulk of a stream, an untimed chunk no reader needs yet, is held.
         if kind == self._quiet_kind and "t" not in event:
             text = event.get("text")
-            if type(text) is str and (size := len(text)) < self._quiet_room:
-                quiet = self._quiet_wake.isdisjoint(text)
-                if quiet or self._only_marks(text):
+            if type(text) is str:
+                ctx = self.ctx
+                offsets = ctx.offsets
+                end = offsets[kind] + len(text)
+                if end < self._quiet_until:
+                    if self._quiet_wake.isdisjoint(text):
+                        self._quiet.append(text)
+                        offsets[kind] = end
+                        ctx.events += 1
+                        return []
+                    if self._only_marks(text):
+                        self._quiet.append(text)
+                        if text[-1] in self._quiet_marks:
+                            # After a mark the next chunk is handed on: it may start with whitespace.
+                            self._quiet_until = 0
+                        offsets[kind] = end
+                        ctx.events += 1
+                        return []
+                # A chunk of the held channel its readers need: the held text and it, as one event.
+                if self._quiet:
                     self._quiet.append(text)
-                    # After a mark the next chunk is handed on: it may start with whitespace.
-                    marked = not quiet and text[-1] in self._quiet_marks
-                    self._quiet_room = 0 if marked else self._quiet_room - size
-                    ctx.offsets[kind] += size
-                    ctx.events += 1
-                    return []
+                    text = "".join(self._quiet)  # (one string built, not two)
+                    self._quiet = []
+                    offsets[kind] = end - len(text)
+                    found = self._to_readers(kind, {"type": kind, "text": text})
+                else:
+                    found = self._to_readers(kind, event)
+                offsets[kind] = end
+                ctx.events += 1
+                if found and any(d.action == "stop" for d in found):
+                    self.stopped = True
+                return found
+        ctx = self.ctx
         if kind in TEXT_CHANNELS and "t" not in event and type(event.get("text")) is str:
-            found = self._hand_text(event)
+            found = self._switch_channel(event)
             ctx.offsets[kind] += len(event["text"])
         else:
             validate_event(event)
@@ -207,43 +234,35 @@ class Monitor:
         marked = self._quiet_marked
         return marked is not None and self._quiet_hard.isdisjoint(text) and marked.search(text) is None
 
-    def _hand_text(self, event: dict) -> list[Detection]:
-        """An untimed chunk a chunk reader must see (or the first of a
-        channel): the text held before it and the chunk, as one event."""
+    def _switch_channel(self, event: dict) -> list[Detection]:
+        """An untimed chunk of a channel other than the held text's (chunks of
+        the held channel are `feed`'s): the held text goes to its readers, and
+        this channel's readers get the chunk and hold text from here on."""
         kind = event["type"]
-        found = []
-        if kind != self._quiet_kind:
-            found = self._release_quiet()
-            self._quiet_kind, self._quiet_wake = kind, self._wakes[kind]
-            self._quiet_marks, self._quiet_hard = self._marks[kind], self._hard_wakes[kind]
-            self._quiet_marked = self._marked[kind]
-        if not self._quiet:
-            return found + self._to_readers(kind, event)
-        ctx = self.ctx
-        end = ctx.offsets[kind]
-        held = "".join(self._quiet)
-        self._quiet = []
-        ctx.offsets[kind] = end - len(held)
-        found += self._to_readers(kind, {"type": kind, "text": held + event["text"]})
-        ctx.offsets[kind] = end
-        return found
+        found = self._release_quiet()
+        self._quiet_kind, self._quiet_wake = kind, self._wakes[kind]
+        self._quiet_marks, self._quiet_hard = self._marks[kind], self._hard_wakes[kind]
+        self._quiet_marked = self._marked[kind]
+        self._quiet_readers, self._quiet_runs = self._chunk_readers[kind], self._run_readers[kind]
+        self._quiet_every = self._every_chunk[kind]
+        return found + self._to_readers(kind, event)
 
     def _to_readers(self, kind: str, event: dict) -> list[Detection]:
         """Hand text (starting at the channel offset in `ctx`) to every chunk
-        reader, and to the whole-text readers once their run is long enough;
-        set the room for the text held next."""
+        reader of the held channel `kind`, and to the whole-text readers once
+        their run is long enough; set the room for the text held next."""
         ctx = self.ctx
         found = []
         room = HELD_TEXT_CHARS
-        for detector in self._chunk_readers[kind]:
+        for detector in self._quiet_readers:
             hits = detector.feed(event, ctx)
             if hits:
                 found += hits
             if detector.quiet_room < room:
                 room = detector.quiet_room
-        self._quiet_room = 0 if self._every_chunk[kind] else room
-        if self._run_readers[kind]:
-            text = event["text"]
+        text = event["text"]
+        self._quiet_until = 0 if self._quiet_every else ctx.offsets[kind] + len(text) + room
+        if self._quiet_runs:
             self._run.append(text)
             self._run_chars += len(text)
             if self._run_chars >= HELD_TEXT_CHARS:
@@ -267,7 +286,7 @@ class Monitor:
             found = self._to_readers(kind, {"type": kind, "text": held})
             ctx.offsets[kind] = end
         found += self._release_run(kind)
-        self._quiet_kind, self._quiet_room = "", 0
+        self._quiet_kind, self._quiet_until = "", 0
         return found
 
     def _release_run(self, kind: str) -> list[Detection]:
@@ -277,7 +296,7 @@ class Monitor:
         event = {"type": kind, "text": "".join(self._run)}
         self._run, self._run_chars = [], 0
         found: list[Detection] = []
-        for detector in self._run_readers[kind]:
+        for detector in self._quiet_runs:
             found += detector.feed(event, self.ctx)
         return found
 

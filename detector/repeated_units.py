@@ -20,13 +20,18 @@ When no short unit is found, the same check looks for a long one (up to
 `long_unit_max_chars`): the last 32 characters searched backwards within
 that distance, at most `LONG_CANDIDATES` periods tried; two copies from
 `two_copy_chars` on, under it two and the evidence of a third
-(`evidence_chars`, shared with the block check; `_check_long`).
+(`evidence_chars`, shared with the block check; `_check_long`). Once a
+search of that whole distance found the key nowhere (most checks of
+prose), the checks of the next `LONG_RESCAN_CHARS` characters search only
+the periods shorter than the characters since that search plus the key:
+a longer unit's two copies would have held that search's key.
 
 Cost: O(1) per chunk (an append) except at a check, which costs
 O(window) in C plus a few Python steps, once per `unit_check_every`
-characters. Memory: the window, 2 × `long_unit_max_chars` characters
-plus a few hundred, kept in a string at most twice as long (cut back
-rarely, so a check copies no window).
+characters (in prose the long search scans about 440 characters a check
+on average, not the default's 3,200). Memory: the window, 2 ×
+`long_unit_max_chars` characters plus a few hundred, kept in a string
+at most twice as long (cut back rarely, so a check copies no window).
 """
 
 from __future__ import annotations
@@ -41,6 +46,11 @@ MARKUP = re.compile(r"&[a-zA-Z]+;|\\[a-zA-Z]+")
 LINE_BREAK = re.compile(r"\s*\n\s*")
 LONG_KEY_CHARS = 32  # the same for a long unit: rarer in normal text, so fewer candidates
 LONG_CANDIDATES = 8  # long periods tried per check, nearest first: bounded work
+# After a search of the whole long range found the long key nowhere, the
+# checks of the next this many characters search only the periods that can
+# still fire (see `_check`); past it the whole range again. About the
+# square root of 32 × `long_unit_max_chars` / 2: least characters scanned a check.
+LONG_RESCAN_CHARS = 448
 
 
 def evidence_chars(span: int, params, region: int, one_line: bool = False) -> int:
@@ -89,7 +99,17 @@ def lines_around(unit: str) -> int:
 class ShortUnitFinder:
     """Character-level periodic-tail check over one channel's stream."""
 
-    __slots__ = ("params", "window_chars", "_text", "pending", "chars_to_check", "_active_period", "covered_until")
+    __slots__ = (
+        "params",
+        "window_chars",
+        "_rescan",
+        "_text",
+        "pending",
+        "chars_to_check",
+        "_active_period",
+        "covered_until",
+        "_long_clear_at",
+    )
 
     def __init__(self, params) -> None:
         self.params = params
@@ -103,6 +123,8 @@ class ShortUnitFinder:
         )
         # The whole run must still be in the window when it is first found.
         self.window_chars = longest + params.unit_check_every + 2 * params.unit_max_chars
+        # The narrowed long search holds only while a long unit needs two whole copies.
+        self._rescan = LONG_RESCAN_CHARS if params.block_min_copies >= 2 else 0
         self.reset()
 
     def reset(self) -> None:
@@ -114,6 +136,9 @@ class ShortUnitFinder:
         self.chars_to_check = self.params.unit_check_every  # characters until the next check
         self._active_period = 0
         self.covered_until = 0  # end of the last reported loop, as far as it went on
+        # Channel position of the last check whose search of the whole long
+        # range found its long key nowhere (none yet: far enough back).
+        self._long_clear_at = -LONG_RESCAN_CHARS
 
     def feed(self, text: str, offset: int) -> tuple[RepeatedRegion, ...]:
         """Append `text` (starting at channel `offset`, at most `chars_to_check`
@@ -162,15 +187,18 @@ class ShortUnitFinder:
         self._text = ""  # (one reference left: `+=` may grow the string in place)
         text += "".join(self.pending)
         self.pending = []
-        if len(text) > 2 * self.window_chars:
-            text = text[-self.window_chars :]
+        window = self.window_chars
+        if len(text) > 2 * window:
+            text = text[-window:]
         self._text = text
         end = len(text)
-        base = max(0, end - self.window_chars)
-        size = end - base
-        every = self.params.unit_check_every
+        # (Comparisons, not min() and max(): a builtin call costs more here.)
+        size = end if end < window else window
+        base = end - size
+        params = self.params
         if self._active_period:
             p = self._active_period
+            every = params.unit_check_every
             # Still the same loop when the text since the last check continues the period.
             if size >= every + p and text[-every:] == text[-every - p : -p]:
                 self.covered_until = position
@@ -178,9 +206,21 @@ class ShortUnitFinder:
             self._active_period = 0
         if size < 2 * KEY_CHARS:
             return None
-        params = self.params
         key = text[-KEY_CHARS:]
-        lowest = max(base, end - KEY_CHARS - params.unit_max_chars)
+        since = position - self._long_clear_at
+        if since < self._rescan:
+            # The long search is narrowed (below): a long unit's key ends with
+            # this key, so when it is found at no period either search takes
+            # (most checks of prose), one search settles both.
+            reach = since + LONG_KEY_CHARS - 1
+            if reach < params.unit_max_chars:
+                reach = params.unit_max_chars
+            nearest = end - KEY_CHARS - reach
+            if text.rfind(key, nearest if nearest > base else base, end - 1) < 0:
+                return None
+        lowest = end - KEY_CHARS - params.unit_max_chars
+        if lowest < base:
+            lowest = base
         last = end - 1
         while True:
             found = text.rfind(key, lowest, last)
@@ -189,7 +229,13 @@ class ShortUnitFinder:
             p = end - KEY_CHARS - found
             # The least run any unit of p characters needs (`_required_chars`):
             # when not even that much of the tail repeats at p, no unit can.
-            least = max(p, min(params.symbol_region_chars, max(params.unit_min_copies * p, params.unit_region_chars)))
+            least = params.unit_min_copies * p
+            if least < params.unit_region_chars:
+                least = params.unit_region_chars
+            if least > params.symbol_region_chars:
+                least = params.symbol_region_chars
+            if least < p:
+                least = p
             if least <= size and text[end - least + p :] == text[end - least : end - p]:
                 unit = text[-p:]
                 # A unit that is itself a repeat ("ZZ") belongs to its smaller period.
@@ -203,8 +249,22 @@ class ShortUnitFinder:
         # A longer unit: its key is found nowhere in most checks of prose, so
         # the first search is made here and `_check_long` runs only after a hit.
         key = text[-LONG_KEY_CHARS:]
-        lowest = max(base, end - LONG_KEY_CHARS - params.long_unit_max_chars)
-        found = text.rfind(key, lowest, end - params.unit_max_chars - 1)
+        lowest = end - LONG_KEY_CHARS - params.long_unit_max_chars
+        if lowest < base:
+            lowest = base
+        stop = end - params.unit_max_chars - 1
+        if since < self._rescan:
+            # A long unit of p characters fires with two whole copies at least
+            # (`evidence_chars`), so the tail's last 2p characters repeat at p;
+            # from p >= since + LONG_KEY_CHARS on they hold the long key of the
+            # check `since` characters back at p, where that check's search of
+            # the whole range found it nowhere: only shorter periods are left.
+            nearest = end - since - 2 * LONG_KEY_CHARS + 1
+            found = text.rfind(key, nearest if nearest > lowest else lowest, stop)
+        else:
+            found = text.rfind(key, lowest, stop)
+            if found < 0:
+                self._long_clear_at = position
         return None if found < 0 else self._check_long(text, base, position, key, lowest, found)
 
     def _check_long(
@@ -227,6 +287,14 @@ class ShortUnitFinder:
             if found < 0:
                 return None
             p = end - LONG_KEY_CHARS - found
+            # Two whole copies at least (`evidence_chars`): the characters before
+            # the key's copy repeat at p too, up to 2p back. A cheap first test.
+            before = found - LONG_KEY_CHARS
+            if before < end - 2 * p:
+                before = end - 2 * p
+            if before < base or text[before:found] != text[before + p : found + p]:
+                found = text.rfind(key, lowest, found + LONG_KEY_CHARS - 1)
+                continue
             if (text[-p:] * 2).find(text[-p:], 1) < p:
                 # Copies of a shorter unit ("Z" × 40): the short-unit check judges it by that unit.
                 found = text.rfind(key, lowest, found + LONG_KEY_CHARS - 1)
