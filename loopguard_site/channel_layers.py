@@ -10,6 +10,12 @@ waiting for the event loop to come round again: under bench/live_load.py's
 in the Daphne processes (BENCHMARKS.md, section 4). `group_send_many` sends
 them in one pipeline: one round trip for the lot.
 
+Each process reads its subscriptions without a timeout per message
+(`_DrainingShard`): channels_redis' reader asks redis-py for each message
+with a 0.1 s timeout (a timer armed and cancelled per message) and has it
+build a dict and record metrics; a viewer's copy of every live batch comes
+this way.
+
 The embedded mode's layer is made safe for senders on other threads.
 
 The in-memory layer keeps one `asyncio.Queue` per channel, bound to the
@@ -23,14 +29,58 @@ Daphne's loop. Such a send is handed over to the receiving loop instead.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import defaultdict
 from collections.abc import Sequence
 
 from channels.layers import InMemoryChannelLayer
-from channels_redis.pubsub import RedisPubSubChannelLayer
+from channels_redis.pubsub import RedisPubSubChannelLayer, RedisPubSubLoopLayer, RedisSingleShardConnection
+from channels_redis.utils import _wrap_close
+
+log = logging.getLogger(__name__)
+
+
+class _DrainingShard(RedisSingleShardConnection):
+    """channels_redis' connection to one Redis server, whose reader waits for
+    the next reply without a timeout and hands a published message to its
+    channels' queues as it comes (redis-py's `get_message` only for the
+    replies that change the subscriptions)."""
+
+    async def _do_receiving(self) -> None:
+        while True:
+            try:
+                if self._pubsub and self._pubsub.subscribed:
+                    # block: no timer per read; redis-py reconnects and subscribes again as before
+                    response = await self._pubsub.parse_response(block=True)
+                    if isinstance(response, list) and len(response) == 3 and response[0] == b"message":
+                        self._receive_message({"channel": response[1], "data": response[2]})
+                    else:
+                        self._receive_message(await self._pubsub.handle_message(response, True))
+                else:
+                    await asyncio.sleep(0.1)
+            except Exception:  # as channels_redis' reader: logged, and it reads on (a cancel ends it)
+                log.exception("Unexpected exception in receive task")
+                await asyncio.sleep(1)
+
+
+class _DrainingLoopLayer(RedisPubSubLoopLayer):
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # no connection is made before the first use: the shards can be replaced
+        self._shards = [_DrainingShard(shard.host, self) for shard in self._shards]
 
 
 class PipelinedPubSubChannelLayer(RedisPubSubChannelLayer):
+    def _get_layer(self) -> RedisPubSubLoopLayer:
+        # channels_redis' own, with `_DrainingLoopLayer` for its loop layer
+        loop = asyncio.get_running_loop()
+        try:
+            return self._layers[loop]
+        except KeyError:
+            layer = self._layers[loop] = _DrainingLoopLayer(*self._args, **self._kwargs, channel_layer=self)
+            _wrap_close(self, loop)
+            return layer
+
     async def group_send_many(self, sends: Sequence[tuple[str, dict]]) -> None:
         """`group_send(group, message)` for each pair, in order, in one
         round trip per Redis server."""

@@ -23,7 +23,8 @@ import logging
 import math
 
 from django.conf import settings
-from django.core.cache import cache
+from django.core.cache import cache, caches
+from django.core.cache.backends.redis import RedisCache
 from django.http import HttpRequest
 from django.utils import timezone
 from redis.exceptions import RedisError
@@ -39,7 +40,17 @@ QUOTA_USED_UP = "this token's daily quota is used up (LOOPGUARD_TOKEN_DAILY_QUOT
 
 
 def _count(key: str, calls: int) -> int:
-    """Add `calls` to a counter (created at 0) and return its new value."""
+    """Add `calls` to a counter (created at 0) and return its new value.
+    On Redis in one round trip (the cache's `add` and `incr` take three, two
+    once the counter exists): the live ingest thread counts every batch, and
+    each round trip it waits for costs it CPU (BENCHMARKS.md, section 4)."""
+    backend = caches["default"]
+    if isinstance(backend, RedisCache):
+        name = backend.make_and_validate_key(key)
+        client = backend._cache.get_client(name, write=True)  # the cache's own connection pool
+        # `add` (SET NX, as the cache stores an int: as it is) then the increment
+        counting = client.pipeline(transaction=False).set(name, 0, ex=KEEP_SECONDS, nx=True).incrby(name, calls)
+        return counting.execute()[1]
     try:
         return cache.incr(key, calls)  # the counter exists but for the day's first call
     except ValueError:

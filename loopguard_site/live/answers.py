@@ -14,6 +14,10 @@ Two versions of the acknowledgements, chosen by the socket's query string
   section 4): version 2 sends one ack a batch where version 1 sent one a
   message.
 
+  While the socket has later messages in flight (received, not yet
+  answered), a batch's ack may be held for the answer to them, once: an ack
+  then covers two batches, and is never later than the socket's next batch.
+
 Either way a message's detections come before the ack that covers it, and
 a refused message's error comes after the ack of the messages before it.
 """
@@ -52,18 +56,28 @@ def ack_text(seq: int) -> str:
 class Answer:
     texts: list[str]  # the frames to send, in order
     close_code: int | None = None  # then the socket ends with this code
+    held: int = 0  # the seq of an ack held for the next answer (protocol 2); 0: none
 
 
 def producer_answer(
-    outcomes: Sequence[tuple[IngestRequest, IngestResult | FieldError | Exception]], *, acks_upto: bool
+    outcomes: Sequence[tuple[IngestRequest, IngestResult | FieldError | Exception]],
+    *,
+    acks_upto: bool,
+    held: int = 0,
+    more_coming: bool = False,
 ) -> Answer:
     """The frames answering a socket's messages stored together, in the
     order they were sent. `acks_upto`: protocol 2, one ack naming the
     highest seq. A message that closed the session ends the answer with
     `{"state"}` and close code 1000; one the server failed (not a
-    `FieldError`) ends it with CLOSE_FAILED, the messages before it answered."""
+    `FieldError`) ends it with CLOSE_FAILED, the messages before it answered.
+    `held`: the ack the last answer held (protocol 2), sent with this one's
+    frames. `more_coming`: the socket has later messages in flight, whose
+    answer this one's ack may ride on (held, unless one was held already:
+    an ack waits one batch at most). An ack frame costs the server about
+    what a one-event message's own work does (BENCHMARKS.md, section 4)."""
     texts: list[str] = []
-    upto = 0  # the highest seq stored and not yet acknowledged (protocol 2)
+    upto = held  # the highest seq stored and not yet acknowledged (protocol 2)
 
     def acknowledge() -> None:
         nonlocal upto
@@ -88,5 +102,7 @@ def producer_answer(
             acknowledge()
             texts.append(json.dumps({"state": outcome.state}))
             return Answer(texts, CLOSE_NORMAL)
+    if acks_upto and more_coming and not held:
+        return Answer(texts, held=upto)
     acknowledge()
     return Answer(texts)

@@ -153,6 +153,7 @@ class IngestConsumer(LiveConsumer):
     in_flight = 0  # messages submitted and not yet answered
     drained: asyncio.Future | None = None  # resolved once in_flight is back to 0, for whoever waits
     ended = False  # an answer closed the socket (the session closed, or a message failed): read no more
+    held_ack = 0  # an ack held for the answer to the messages in flight (`producer_answer`)
 
     async def connect(self) -> None:
         self.producer = producer_socket(self.scope["query_string"], time.time())
@@ -241,9 +242,10 @@ class IngestConsumer(LiveConsumer):
 
     async def answered(self, outcomes: Sequence[tuple[IngestRequest, Outcome]]) -> None:
         """The ingest thread's outcomes of this socket's messages stored together."""
-        answer = producer_answer(outcomes, acks_upto=self.acks_upto)
-        self.ended |= answer.close_code is not None
         self.in_flight -= len(outcomes)
+        answer = producer_answer(outcomes, acks_upto=self.acks_upto, held=self.held_ack, more_coming=self.in_flight > 0)
+        self.held_ack = answer.held
+        self.ended |= answer.close_code is not None
         if not self.in_flight and self.drained is not None and not self.drained.done():
             self.drained.set_result(None)
         for text in answer.texts:

@@ -49,7 +49,7 @@ from loopguard_site.replay.models import Detection
 from loopguard_site.replay.selectors import detection_to_dict
 from loopguard_site.replay.services import found_store
 from loopguard_site.transcripts.batch_sql import RowsUpdate, rows_locked_with, rows_update
-from loopguard_site.transcripts.event_rows import event_json, numbered_events_insert
+from loopguard_site.transcripts.event_rows import event_json, numbered_events_insert, numbered_events_statements
 from loopguard_site.transcripts.layout_rows import session_layouts_update
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.selectors import session_event_stream
@@ -328,7 +328,6 @@ def live_ingest_batch(requests: Sequence[IngestRequest]) -> list[IngestResult | 
                 )
         written = [one for one in ingesting.values() if one.written]
         if written:
-            numbered_events_insert(new_events)
             for one in written:
                 _stream_written(one.session, one.stream, one.monitor, pickle_it=one.pickle_it)
             updates: list[RowsUpdate] = [
@@ -337,7 +336,8 @@ def live_ingest_batch(requests: Sequence[IngestRequest]) -> list[IngestResult | 
             ]
             if pickled := [one.stream for one in written if one.pickle_it and one.monitor is not None]:
                 updates.append((LiveStream, ["monitor", "monitor_events"], pickled))
-            rows_update(*updates)
+            # the events in the same round trip: each one the ingest thread waits for costs it CPU
+            rows_update(*updates, before=numbered_events_statements(new_events))
             session_layouts_update(one.session for one in written)
     return [outcomes[index] for index in range(len(requests))]
 

@@ -22,12 +22,13 @@ from django.db import connection, connections, models
 RowsUpdate = tuple[type[models.Model], list[str], list[models.Model]]
 
 
-def rows_update(*updates: RowsUpdate) -> None:
+def rows_update(*updates: RowsUpdate, before: Sequence[tuple[str, list]] = ()) -> None:
     """Save `fields` of each of `rows` (model instances with their pk), per
-    (model, fields, rows). On PostgreSQL every statement goes in one round
-    trip (Django's cursor binds parameters client-side, so one execute takes
-    several statements); SQLite runs them one by one, in process."""
-    statements = [_update_statement(*update) for update in updates if update[2]]
+    (model, fields, rows), after the statements `before` (SQL, parameters).
+    On PostgreSQL every statement goes in one round trip (Django's cursor
+    binds parameters client-side, so one execute takes several statements);
+    SQLite runs them one by one, in process."""
+    statements = [*before, *(_update_statement(*update) for update in updates if update[2])]
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             if statements:

@@ -101,6 +101,31 @@ def numbered_events_insert(rows: Iterable[Row]) -> None:
     event_blocks_insert(iter(lambda: list(islice(rows, COPY_BLOCK)), []))
 
 
+def numbered_events_statements(rows: Sequence[Row]) -> list[tuple[str, list]]:
+    """`numbered_events_insert` as statements (SQL, parameters) for the
+    caller to send with its others (`batch_sql.rows_update`'s `before`). On
+    PostgreSQL one INSERT, each column's values one text, a line each (no
+    value holds a newline: JSON text escapes it), split by the server:
+    a COPY waits for two round trips of its own (its start, its end), and
+    a list parameter costs psycopg Python work per value (live ingest's
+    batches; an import keeps COPY)."""
+    if not rows:
+        return []
+    quote = connection.ops.quote_name
+    table = quote(Event._meta.db_table)
+    fields = [Event._meta.get_field(name) for name in _FIELDS]
+    columns = ", ".join(quote(field.column) for field in fields)
+    if connection.vendor == "postgresql":
+        arrays = ", ".join(f"string_to_array(%s, E'\\n')::{field.db_type(connection)}[]" for field in fields)
+        values = ["\n".join(map(str, column)) for column in zip(*rows, strict=True)]
+        return [(f"INSERT INTO {table} ({columns}) SELECT * FROM unnest({arrays})", values)]
+    batches = [rows[start : start + SQLITE_BATCH] for start in range(0, len(rows), SQLITE_BATCH)]
+    return [
+        (f"INSERT INTO {table} ({columns}) VALUES {', '.join(['(%s, %s, %s, %s)'] * len(batch))}", list(chain(*batch)))
+        for batch in batches
+    ]
+
+
 def event_blocks_insert(blocks: Iterable[Sequence[Row]]) -> None:
     """Insert events given a block of rows (session id, seq, type,
     `event_json`) at a time (inside the caller's transaction), each sent

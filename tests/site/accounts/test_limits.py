@@ -219,3 +219,36 @@ def test_a_producer_socket_past_its_tokens_quota_is_refused_with_retry_after_and
     assert (after.status_code, after["Retry-After"]) == (429, "4")
     session.refresh_from_db()
     assert session.event_count == 3
+
+
+def test_the_quota_counter_starts_at_the_days_first_calls_expires_after_two_days_and_adds_in_one_round_trip(
+    live_services, settings, monkeypatch
+):
+    import redis.client
+    from django.core.cache import cache, caches
+
+    from loopguard_site.accounts.quota import KEEP_SECONDS, token_quota_take_many
+
+    settings.LOOPGUARD_TOKEN_DAILY_QUOTA = 10
+    key = f"lg:quota:counted-test:{NOON.date().isoformat()}"
+    cache.delete(key)
+    sent = []  # per round trip: the commands
+    pipelined, single = redis.client.Pipeline.execute, redis.client.Redis.execute_command
+    monkeypatch.setattr(redis.client.Pipeline, "execute", lambda self: sent.append(len(self)) or pipelined(self))
+    monkeypatch.setattr(
+        redis.client.Redis, "execute_command", lambda self, *args, **kw: sent.append(1) or single(self, *args, **kw)
+    )
+
+    first = token_quota_take_many(token_key="counted-test", calls=4, now=NOON)
+    second = token_quota_take_many(token_key="counted-test", calls=4, now=NOON)
+    third = token_quota_take_many(token_key="counted-test", calls=4, now=NOON)
+    monkeypatch.undo()
+
+    assert (first, second) == ((4, None), (4, None))
+    assert third[0] == 2  # the quota's last two
+    assert sent == [2, 2, 2, 2]  # one round trip (of two commands) a count; the third counts its refusals too
+    name = caches["default"].make_and_validate_key(key)
+    assert cache.get(key) == 12
+    assert KEEP_SECONDS - 5 <= caches["default"]._cache.get_client(name).ttl(name) <= KEEP_SECONDS
+    cache.delete(key)
+    cache.delete(f"lg:quota-refused:counted-test:{NOON.date().isoformat()}")

@@ -49,6 +49,41 @@ def test_an_ack_covers_the_messages_stored_together(batches, upto, expected):
     assert [frames(answer) for answer in answers] == [(texts, None) for texts in expected]
 
 
+def test_an_ack_rides_on_the_answer_to_the_messages_in_flight_one_batch_at_most():
+    def answered(seqs: list[int], held: int, more_coming: bool) -> Answer:
+        return producer_answer(
+            [(request(seq), stored(seq)) for seq in seqs], acks_upto=True, held=held, more_coming=more_coming
+        )
+
+    first = answered([1, 2], held=0, more_coming=True)  # held: message 3 is in flight
+    second = answered([3], held=first.held, more_coming=True)  # sent: the ack of 2 waited one batch already
+    third = answered([4], held=second.held, more_coming=True)
+    last = answered([5], held=third.held, more_coming=False)  # nothing in flight: sent
+
+    assert [(frames(answer), answer.held) for answer in (first, second, third, last)] == [
+        (([], None), 2),
+        (([{"ack": 3}], None), 0),
+        (([], None), 4),
+        (([{"ack": 5}], None), 0),
+    ]
+    # the first protocol acknowledges each message at once
+    assert frames(producer_answer([(request(1), stored(1))], acks_upto=False, more_coming=True)) == (
+        [{"ack": 1}],
+        None,
+    )
+
+
+def test_a_held_ack_comes_before_a_refusal_and_before_the_end_of_the_socket():
+    refused = producer_answer([(request(7), GAP)], acks_upto=True, held=6, more_coming=True)
+    failed = producer_answer([(request(7), ConnectionError("redis gone"))], acks_upto=True, held=6)
+    closed = producer_answer([(request(7, close=True), stored(7, state="closed"))], acks_upto=True, held=6)
+
+    assert frames(refused) == ([{"ack": 6}, {"error": str(GAP), "field": "seq", "seq": 7}], None)
+    assert refused.held == 0
+    assert frames(failed) == ([{"ack": 6}], CLOSE_FAILED)
+    assert frames(closed) == ([{"ack": 7}, {"state": "closed"}], CLOSE_NORMAL)
+
+
 def test_a_duplicate_stored_again_does_not_lower_the_ack():
     outcomes = [(request(4), stored(4)), (request(2), IngestResult(ack=2, state="live", duplicate=True))]
 

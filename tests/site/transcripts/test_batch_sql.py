@@ -11,6 +11,7 @@ from django.test.utils import CaptureQueriesContext
 
 from loopguard_site.replay.models import ReplayJob, ReplayRun
 from loopguard_site.transcripts.batch_sql import rows_claim, rows_locked_with, rows_update
+from loopguard_site.transcripts.event_rows import event_json, numbered_events_insert, numbered_events_statements
 from loopguard_site.transcripts.models import Event, RawUpload, Session
 from loopguard_site.transcripts.services import session_create_from_events
 
@@ -58,6 +59,36 @@ def test_it_saves_the_named_fields_of_each_row_its_own_values_and_nothing_else(v
         {"type": "content", "text": "c", "t": 1.5},
     ]
     assert list(Event.objects.filter(session=second).order_by("seq").values_list("data", flat=True)) == EVENTS
+
+
+def test_events_go_in_the_same_round_trip_stored_as_an_insert_of_them_stores_them(vendor):
+    assert connection.vendor == vendor
+    first, second, copied = _sessions(3)
+    later = [
+        {"type": "content", "text": 'é\\n"quoted" \\ back\tslash'},
+        {"type": "tool_call", "name": "run", "arguments": {"n": [1, 2.5, None]}},
+        {"type": "content", "text": "ok", "t": 12.25},
+    ]
+
+    def rows(session: Session) -> list[tuple[int, int, str, str]]:
+        return [(session.pk, seq, event["type"], event_json(event)) for seq, event in enumerate(later, start=4)]
+
+    first.event_count, second.event_count = 6, 6
+    with CaptureQueriesContext(connection) as queries:
+        rows_update(
+            (Session, ["event_count"], [first, second]), before=numbered_events_statements(rows(first) + rows(second))
+        )
+    numbered_events_insert(rows(copied))  # COPY on PostgreSQL: what the statements must store alike
+
+    assert len(queries) == (1 if vendor == "postgresql" else 2)  # PostgreSQL: one round trip
+    assert numbered_events_statements([]) == []
+
+    def stored(session: Session) -> list[tuple[int, str, dict]]:
+        return list(Event.objects.filter(session=session).order_by("seq").values_list("seq", "type", "data"))
+
+    assert stored(first) == stored(second) == stored(copied)
+    assert [data for _, _, data in stored(first)] == [*EVENTS, *later]
+    assert Session.objects.get(pk=first.pk).event_count == 6
 
 
 def test_it_locks_rows_in_key_order_each_with_its_related_row_as_a_queryset_reads_them(vendor):

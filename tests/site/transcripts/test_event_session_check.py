@@ -12,7 +12,8 @@ from __future__ import annotations
 import pytest
 from django.db import IntegrityError, connection, transaction
 
-from loopguard_site.transcripts.event_rows import event_json, numbered_events_insert
+from loopguard_site.transcripts.batch_sql import rows_update
+from loopguard_site.transcripts.event_rows import event_json, numbered_events_insert, numbered_events_statements
 from loopguard_site.transcripts.models import Event, Session
 from loopguard_site.transcripts.services import session_create_from_events
 from tests.transactions_meet import transactions_meet
@@ -63,6 +64,18 @@ def test_one_statement_naming_a_missing_session_among_others_fails_naming_it(liv
 
     with pytest.raises(IntegrityError) as caught, transaction.atomic():
         numbered_events_insert([*rows(missing + 1), *later[:3], *rows(missing), *later[3:]])
+
+    assert str(caught.value).splitlines()[0] == f"events name session {missing}, which does not exist"
+    assert Event.objects.count() == 2  # the two sessions' first events only
+
+
+def test_an_insert_statement_naming_a_missing_session_among_others_fails_naming_it(live_services):
+    first, second = a_session(), a_session()
+    missing = second.pk + 1000
+    later = [(session_id, seq + 1, kind, text) for session_id, seq, kind, text in [*rows(first.pk), *rows(second.pk)]]
+
+    with pytest.raises(IntegrityError) as caught, transaction.atomic():
+        rows_update(before=numbered_events_statements([*later[:3], *rows(missing), *later[3:]]))
 
     assert str(caught.value).splitlines()[0] == f"events name session {missing}, which does not exist"
     assert Event.objects.count() == 2  # the two sessions' first events only

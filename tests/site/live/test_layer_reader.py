@@ -1,0 +1,75 @@
+"""The pub/sub layer's reader (`channel_layers._DrainingShard`), which waits
+for Redis's next reply without a timeout: every message of a group reaches
+each channel in the order published, and a subscription cut by Redis is
+made again, as channels_redis' own reader does."""
+
+from __future__ import annotations
+
+import asyncio
+
+import redis
+from asgiref.sync import async_to_sync
+from django.conf import settings
+
+from loopguard_site.channel_layers import PipelinedPubSubChannelLayer
+
+GROUP = "live.session.reader-test"
+
+
+def new_layer() -> PipelinedPubSubChannelLayer:
+    return PipelinedPubSubChannelLayer(hosts=[{"address": settings.REDIS_URL}], prefix="loopguard.reader-test")
+
+
+def test_every_message_reaches_each_channel_of_the_group_in_order(live_services):
+    listening, sending = new_layer(), new_layer()
+
+    async def scenario() -> tuple[list[int], list[int]]:
+        first, second = await listening.new_channel(), await listening.new_channel()
+        await listening.group_add(GROUP, first)
+        await listening.group_add(GROUP, second)
+        try:
+            await sending.group_send_many([(GROUP, {"type": "live.forward", "n": n}) for n in range(300)])
+            await sending.send(first, {"type": "live.forward", "n": 300})  # a channel's own message too
+            heard_first = [(await listening.receive(first))["n"] for _ in range(301)]
+            heard_second = [(await listening.receive(second))["n"] for _ in range(300)]
+            return heard_first, heard_second
+        finally:
+            await listening.flush()
+            await sending.flush()
+
+    heard_first, heard_second = async_to_sync(scenario)()
+    assert heard_first == list(range(301))
+    assert heard_second == list(range(300))
+
+
+def test_a_subscription_cut_by_redis_is_made_again(live_services):
+    listening, sending = new_layer(), new_layer()
+    server = redis.Redis.from_url(settings.REDIS_URL)
+
+    async def heard_after(receiving: asyncio.Future, n: int) -> int:
+        # published until heard: the reader subscribes again some time after the cut
+        for _ in range(100):
+            await sending.group_send(GROUP, {"type": "live.forward", "n": n})
+            done, _ = await asyncio.wait({receiving}, timeout=0.1)  # not cancelled: a cancel drops the channel
+            if done:
+                return receiving.result()["n"]
+            n += 1
+        raise AssertionError("the reader did not subscribe again")
+
+    async def scenario() -> tuple[int, int]:
+        channel = await listening.new_channel()
+        await listening.group_add(GROUP, channel)
+        try:
+            before = await heard_after(asyncio.ensure_future(listening.receive(channel)), 0)
+            # this layer's subscriber connection only: other labs may share the server
+            (shard,) = listening._get_layer()._shards
+            host, port = shard._pubsub.connection._writer.get_extra_info("sockname")[:2]
+            assert server.client_kill(f"{host}:{port}")
+            return before, await heard_after(asyncio.ensure_future(listening.receive(channel)), 1000)
+        finally:
+            await listening.flush()
+            await sending.flush()
+
+    before, after = async_to_sync(scenario)()
+    assert before == 0
+    assert after >= 1000
