@@ -360,6 +360,10 @@ def live_ingest(
 
 STREAMED_CHUNK_CHARS = 4  # about a token: text reaches the live session as a model streams it
 STREAMED_CHUNKS_PER_SECOND = 40.0  # a brisk model's pace, slow enough to watch
+# After this long at that pace the rest goes in batches as fast as the
+# ingest takes them, so a long session does not hold a worker for hours.
+STREAMED_PACED_SECONDS = 120
+STREAMED_BATCH_EVENTS = 256  # the client library's largest batch (LiveSession's max_batch)
 
 
 def streamed_events(events: Iterable[dict], chunk_chars: int = STREAMED_CHUNK_CHARS) -> Iterator[dict]:
@@ -384,22 +388,34 @@ def live_session_stream_stored(
     live_session_id: int,
     source_session_id: int,
     per_second: float = STREAMED_CHUNKS_PER_SECOND,
+    paced_seconds: float = STREAMED_PACED_SECONDS,
     sleep: Callable[[float], None] = time.sleep,
 ) -> IngestResult:
     """Stream the stored session `source_session_id` into the live session
-    `live_session_id` as a producer would: one message per `streamed_events`
-    event, `per_second` of them a second, through `live_ingest` (so viewers
-    see it arrive and detections fire as for any producer). Like a guarded
-    producer it aborts once the session is stopped (a stop-level detection),
-    leaving it `stopped`; a stream that ends without one is closed. Returns
-    the last answer."""
-    seq = 0
+    `live_session_id` as a producer would, through `live_ingest` (so viewers
+    see it arrive and detections fire as for any producer): one message per
+    `streamed_events` event, `per_second` of them a second, for
+    `paced_seconds`; then the rest in messages of `STREAMED_BATCH_EVENTS`
+    events without waiting. Like a guarded producer it aborts once the
+    session is stopped (a stop-level detection), leaving it `stopped`; a
+    stream that ends without one is closed. Returns the last answer."""
+    paced = int(per_second * paced_seconds)  # events sent one a message, at the pace
+    seq, batch = 0, []
     for event in streamed_events(event for _, event in session_event_stream(source_session_id)):
+        batch.append(event)
+        if seq >= paced and len(batch) < STREAMED_BATCH_EVENTS:
+            continue
         seq += 1
-        result = live_ingest(session_id=live_session_id, seq=seq, events=[event])
+        result = live_ingest(session_id=live_session_id, seq=seq, events=batch)
+        batch = []
         if result.state == Session.State.STOPPED:
             return result
-        sleep(1 / per_second)
+        if seq < paced:
+            sleep(1 / per_second)
+    if batch:
+        result = live_ingest(session_id=live_session_id, seq=seq + 1, events=batch)
+        if result.state == Session.State.STOPPED:
+            return result
     return live_session_close(session_id=live_session_id)
 
 

@@ -5,9 +5,12 @@ and who may start one."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from detector import Monitor
+from loopguard_site.live.models import LiveStream
 from loopguard_site.live.services import live_session_stream_stored, streamed_events
 from loopguard_site.replay.models import Detection
 from loopguard_site.transcripts.models import Event, Session
@@ -16,6 +19,7 @@ from loopguard_site.transcripts.services import session_create_from_events, sess
 from tests.members import member
 from tests.site.replay.conftest import store_demo
 
+COIN_FLIPS = "normal-reasoning-coin-flips.jsonl"  # DeepSeek-R1-Distill-Llama-8B, no loop
 AGILE = "loop-content-numbered-agile.jsonl"  # Qwen1.5-1.8B-Chat: "4. Agile\n5. Agile\n..." (stopped at 196)
 # A short clean agent turn: reasoning, a tool call and its result, an answer.
 CLEAN = [
@@ -129,3 +133,38 @@ def test_a_viewer_may_not_start_one(client, django_user_model):
     client.force_login(member(django_user_model.objects.create_user("vic"), Role.VIEWER))
     assert client.post(f"/live/from/{source.pk}").status_code in (403, 404)
     assert Session.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_after_its_paced_part_a_long_session_goes_in_batches_without_waiting():
+    source = store_demo(COIN_FLIPS)  # clean: no detector fires on it
+    live = session_create_live(model=source.model)
+    pieces = streamed(source)
+    waits: list[float] = []
+
+    answer = live_session_stream_stored(
+        live_session_id=live.pk, source_session_id=source.pk, paced_seconds=3 / 40, sleep=waits.append
+    )
+
+    assert answer.state == Session.State.CLOSED
+    assert waits == [1 / 40] * 2  # after the first two of the three paced messages
+    assert len(pieces) - 3 > 256  # the rest in batches of 256 events and one of the others
+    assert LiveStream.objects.get(session=live).acked_seq == 3 + math.ceil((len(pieces) - 3) / 256)
+    assert list(Event.objects.filter(session=live).order_by("seq").values_list("data", flat=True)) == pieces
+    assert not Detection.objects.filter(session=live).exists()
+
+
+@pytest.mark.django_db
+def test_a_loop_in_the_batched_part_stops_the_stream_at_its_batch():
+    source = store_demo(AGILE)
+    live = session_create_live(model=source.model)
+    pieces = streamed(source)
+
+    answer = live_session_stream_stored(
+        live_session_id=live.pk, source_session_id=source.pk, paced_seconds=0, sleep=lambda _: None
+    )
+
+    assert answer.state == Session.State.STOPPED
+    assert LiveStream.objects.get(session=live).acked_seq == 1  # one batch, the one that fired
+    assert Event.objects.filter(session=live).count() == min(256, len(pieces))
+    assert Detection.objects.filter(session=live, action="stop").first().at == 196
