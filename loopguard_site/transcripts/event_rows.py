@@ -14,7 +14,7 @@ An import sends its rows a block at a time as it parses them
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain, islice
 from json.encoder import c_make_encoder, encode_basestring
 
@@ -111,19 +111,27 @@ def numbered_events_statements(rows: Sequence[Row]) -> list[tuple[str, list]]:
     batches; an import keeps COPY)."""
     if not rows:
         return []
-    quote = connection.ops.quote_name
-    table = quote(Event._meta.db_table)
-    fields = [Event._meta.get_field(name) for name in _FIELDS]
-    columns = ", ".join(quote(field.column) for field in fields)
+    table, columns = _events_table()
     if connection.vendor == "postgresql":
-        arrays = ", ".join(f"string_to_array(%s, E'\\n')::{field.db_type(connection)}[]" for field in fields)
+        types = [Event._meta.get_field(name).db_type(connection) for name in _FIELDS]
+        arrays = ", ".join(f"string_to_array(%s, E'\\n')::{kind}[]" for kind in types)
         values = ["\n".join(map(str, column)) for column in zip(*rows, strict=True)]
         return [(f"INSERT INTO {table} ({columns}) SELECT * FROM unnest({arrays})", values)]
-    batches = [rows[start : start + SQLITE_BATCH] for start in range(0, len(rows), SQLITE_BATCH)]
-    return [
-        (f"INSERT INTO {table} ({columns}) VALUES {', '.join(['(%s, %s, %s, %s)'] * len(batch))}", list(chain(*batch)))
-        for batch in batches
-    ]
+    return list(_sqlite_inserts(table, columns, rows))
+
+
+def _events_table() -> tuple[str, str]:
+    """The events table's quoted name and its `_FIELDS` columns, for SQL."""
+    quote = connection.ops.quote_name
+    return quote(Event._meta.db_table), ", ".join(quote(Event._meta.get_field(name).column) for name in _FIELDS)
+
+
+def _sqlite_inserts(table: str, columns: str, rows: Iterable[Row]) -> Iterator[tuple[str, list]]:
+    """INSERT statements of at most SQLITE_BATCH rows each (SQLite's bound on parameters)."""
+    rows = iter(rows)
+    while batch := list(islice(rows, SQLITE_BATCH)):
+        values = ", ".join(["(%s, %s, %s, %s)"] * len(batch))
+        yield f"INSERT INTO {table} ({columns}) VALUES {values}", [v for row in batch for v in row]
 
 
 def event_blocks_insert(blocks: Iterable[Sequence[Row]]) -> None:
@@ -132,9 +140,7 @@ def event_blocks_insert(blocks: Iterable[Sequence[Row]]) -> None:
     as it comes: PostgreSQL stores one block while the caller makes the
     next. (psycopg's `QueuedLibpqWriter`, a thread sending the blocks, made
     a 100,000-event import no faster: 0.95-1.12 s at best either way.)"""
-    quote = connection.ops.quote_name
-    table = quote(Event._meta.db_table)
-    columns = ", ".join(quote(Event._meta.get_field(name).column) for name in _FIELDS)
+    table, columns = _events_table()
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             # the driver's own cursor: its errors are wrapped as Django's (a
@@ -143,10 +149,8 @@ def event_blocks_insert(blocks: Iterable[Sequence[Row]]) -> None:
                 for block in blocks:
                     copy.write(_copy_text(block))
             return
-        rows = chain.from_iterable(blocks)
-        while batch := list(islice(rows, SQLITE_BATCH)):
-            values = ", ".join(["(%s, %s, %s, %s)"] * len(batch))
-            cursor.execute(f"INSERT INTO {table} ({columns}) VALUES {values}", [v for row in batch for v in row])
+        for sql, params in _sqlite_inserts(table, columns, chain.from_iterable(blocks)):
+            cursor.execute(sql, params)
 
 
 def _copy_text(rows: Iterable[Row]) -> str:
