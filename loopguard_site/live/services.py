@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
+from itertools import islice
 
 from django.conf import settings
 from django.db import DatabaseError, transaction
@@ -400,23 +401,23 @@ def live_session_stream_stored(
     session is stopped (a stop-level detection), leaving it `stopped`; a
     stream that ends without one is closed. Returns the last answer."""
     paced = int(per_second * paced_seconds)  # events sent one a message, at the pace
-    seq, batch = 0, []
-    for event in streamed_events(event for _, event in session_event_stream(source_session_id)):
-        batch.append(event)
-        if seq >= paced and len(batch) < STREAMED_BATCH_EVENTS:
-            continue
-        seq += 1
-        result = live_ingest(session_id=live_session_id, seq=seq, events=batch)
-        batch = []
+    events = streamed_events(event for _, event in session_event_stream(source_session_id))
+    for seq, message in enumerate(_streamed_messages(events, paced), start=1):
+        result = live_ingest(session_id=live_session_id, seq=seq, events=message)
         if result.state == Session.State.STOPPED:
             return result
         if seq < paced:
             sleep(1 / per_second)
-    if batch:
-        result = live_ingest(session_id=live_session_id, seq=seq + 1, events=batch)
-        if result.state == Session.State.STOPPED:
-            return result
     return live_session_close(session_id=live_session_id)
+
+
+def _streamed_messages(events: Iterator[dict], paced: int) -> Iterator[list[dict]]:
+    """The first `paced` events one a message, then the others in messages
+    of `STREAMED_BATCH_EVENTS` (the last one of what is left)."""
+    for event in islice(events, paced):
+        yield [event]
+    while batch := list(islice(events, STREAMED_BATCH_EVENTS)):
+        yield batch
 
 
 def live_session_from_stored(*, source: Session, user) -> Session:
