@@ -161,7 +161,14 @@ class Monitor:
             if type(text) is str:
                 ctx = self.ctx
                 offsets = ctx.offsets
-                end = offsets[kind] + len(text)
+                try:
+                    end = offsets[kind] + len(text)
+                except KeyError:
+                    # No channel is held (`_quiet_kind` is "") and the event's
+                    # type is "": refused by name as any unknown type (a try
+                    # costs nothing on the held path).
+                    validate_event(event)
+                    raise
                 if end < self._quiet_until:
                     if self._quiet_wake.isdisjoint(text):
                         self._quiet.append(text)

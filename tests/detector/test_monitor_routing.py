@@ -15,7 +15,7 @@ import pytest
 
 from detector import Monitor, builtin_config
 from detector import monitor as monitor_module
-from detector.events import EVENT_TYPES, TEXT_CHANNELS
+from detector.events import EVENT_TYPES, TEXT_CHANNELS, EventError
 from detector.monitor import StaleMonitorError
 from tests.shared_paths import shared_path
 
@@ -154,3 +154,12 @@ def _recording(feed, record: list[tuple[int, str]]):
         return feed(event, ctx)
 
     return recorded
+
+
+@pytest.mark.parametrize("kind", ["", "thinking", None])
+def test_a_chunk_of_an_unknown_type_is_refused_by_name_whatever_is_held(kind) -> None:
+    fresh, holding = Monitor("default"), Monitor("default")
+    holding.feed({"type": "content", "text": "Some text"})  # held: no reader needs it yet
+    for monitor in (fresh, holding):
+        with pytest.raises(EventError, match=f"unknown event type {kind!r}"):
+            monitor.feed({"type": kind, "text": "x"})
