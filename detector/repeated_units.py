@@ -16,6 +16,15 @@ must cover `symbol_region_chars`, since such runs are common in legitimate
 output. Once fired, the finder stays quiet while the tail keeps the same
 period, and may fire again after the run breaks.
 
+A check that sees a run under way, short of what its unit needs, asks for
+the next check where the run will have it if it goes on
+(`_check_when_due`): a loop is caught where its evidence is complete, not
+up to `unit_check_every` - 1 characters later, and whether a run that
+stops right after its need fires no longer depends on where the checks
+happen to fall. (A run must be `KEY_CHARS` characters past its first copy
+when a check sees it, so one that starts just before a check and needs
+little more than that is still found at the check after.)
+
 When no short unit is found, the same check looks for a long one (up to
 `long_unit_max_chars`): the last 32 characters searched backwards within
 that distance, at most `LONG_CANDIDATES` periods tried; two copies from
@@ -28,8 +37,9 @@ a longer unit's two copies would have held that search's key.
 
 Cost: O(1) per chunk (an append) except at a check, which costs
 O(window) in C plus a few Python steps, once per `unit_check_every`
-characters (in prose the long search scans about 440 characters a check
-on average, not the default's 3,200). Memory: the window, 2 ×
+characters, and a few extra checks a run under way (in prose the long
+search scans about 440 characters a check on average, not the default's
+3,200). Memory: the window, 2 ×
 `long_unit_max_chars` characters plus a few hundred, kept in a string
 at most twice as long (cut back rarely, so a check copies no window).
 """
@@ -147,17 +157,36 @@ class ShortUnitFinder:
         self.chars_to_check -= len(text)
         if self.chars_to_check:
             return ()
+        # (`_check` brings the next check nearer when a run is under way.)
         self.chars_to_check = self.params.unit_check_every
         region = self._check(offset + len(text))
         return () if region is None else (region,)
 
     def flush(self, end: int) -> tuple[RepeatedRegion, ...]:
         """The stream ended (`finish`): check the tail now."""
-        if self.chars_to_check == self.params.unit_check_every:
-            return ()
+        if not self.pending:
+            return ()  # nothing since the last check
         self.chars_to_check = self.params.unit_check_every
         region = self._check(end)
         return () if region is None else (region,)
+
+    def _check_when_due(self, text: str, base: int, p: int, need: int) -> None:
+        """A run of period `p` is under way but short of the `need` characters
+        its unit needs: check again where it would have them if it goes on,
+        so a loop is caught where its evidence is complete, not up to
+        `unit_check_every` - 1 characters later. The run's length is found
+        by halving (a tail that repeats at p is periodic in each of its own
+        tails), a few slice comparisons in C."""
+        end = len(text)
+        low, high = p, need - 1 if need - 1 < end - base else end - base
+        while low < high:
+            mid = (low + high + 1) // 2
+            if text[end - mid + p :] == text[end - mid : end - p]:
+                low = mid
+            else:
+                high = mid - 1
+        if need - low < self.chars_to_check:
+            self.chars_to_check = need - low
 
     def _required_chars(self, unit: str) -> int:
         """Characters a run of `unit` must cover to be a loop."""
@@ -236,13 +265,16 @@ class ShortUnitFinder:
                 least = params.symbol_region_chars
             if least < p:
                 least = p
-            if least <= size and text[end - least + p :] == text[end - least : end - p]:
+            if least > size or text[end - least + p :] != text[end - least : end - p]:
+                self._check_when_due(text, base, p, least)
+            else:
                 unit = text[-p:]
                 # A unit that is itself a repeat ("ZZ") belongs to its smaller period.
-                primitive = (unit + unit).find(unit, 1) == p
-                need = self._required_chars(unit)
-                if primitive and need <= size and text[end - need + p :] == text[end - need : end - p]:
-                    return self._region(text, base, position, p)
+                if (unit + unit).find(unit, 1) == p:
+                    need = self._required_chars(unit)
+                    if need <= size and text[end - need + p :] == text[end - need : end - p]:
+                        return self._region(text, base, position, p)
+                    self._check_when_due(text, base, p, need)
             last = found + KEY_CHARS - 1
         if size < 2 * LONG_KEY_CHARS:
             return None
@@ -293,6 +325,7 @@ class ShortUnitFinder:
             if before < end - 2 * p:
                 before = end - 2 * p
             if before < base or text[before:found] != text[before + p : found + p]:
+                self._check_when_due(text, base, p, 2 * p)
                 found = text.rfind(key, lowest, found + LONG_KEY_CHARS - 1)
                 continue
             if (text[-p:] * 2).find(text[-p:], 1) < p:
@@ -306,6 +339,7 @@ class ShortUnitFinder:
                 need = max(need, self._required_chars(text[-p:]))
             if need <= size and text[end - need + p :] == text[end - need : end - p]:
                 return self._region(text, base, position, p)
+            self._check_when_due(text, base, p, need)
             found = text.rfind(key, lowest, found + LONG_KEY_CHARS - 1)
         return None
 

@@ -5,7 +5,8 @@ Two finders run side by side on each channel:
 
 - `repeated_units.ShortUnitFinder` (type `short_unit`): a unit of up to
   `unit_max_chars` characters repeated back to back ("思考思考思考",
-  "hahaha", "对，对，"), checked every `unit_check_every` characters;
+  "hahaha", "对，对，"), checked every `unit_check_every` characters and
+  where a run under way will have what its unit needs;
 - `text_blocks.BlockCycleFinder` (types `block_cycle`, `counter_cycle`):
   sentence, clause, line and paragraph cycles, numbered and counted copies,
   table rows, bullets, code and YAML, checked at every block boundary.
@@ -61,7 +62,7 @@ class TextLoopParams:
     unit_region_letters: int = param(
         20, low=4, high=80, step=4, doc="letters a short-unit run must hold (so `n` × `n` × … is not a loop)"
     )
-    unit_check_every: int = param(32, low=8, high=128, step=8, doc="characters between two character-level checks")
+    unit_check_every: int = param(32, low=8, high=128, step=8, doc="most characters between two character-level checks")
     block_max_period: int = param(64, low=8, high=100, step=2, doc="longest cycle, in blocks, the block check finds")
     block_min_copies: int = param(2, low=2, high=8, step=1, doc="copies a block cycle needs at least")
     line_min_copies: int = param(4, low=2, high=8, step=1, doc="copies a cycle of one whole line needs at least")

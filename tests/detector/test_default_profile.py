@@ -51,20 +51,21 @@ def summary(detection) -> tuple:
 
 # (name, text, expected (type, start, end, at, period, repeats), expected unit)
 LOOP_SHAPES = [
-    ("chinese short unit", "我需要" + "思考" * 40, ("short_unit", 3, 64, 64, 2, 30), "思考"),
-    ("hahaha", "He laughed: " + "ha" * 50, ("short_unit", 12, 64, 64, 2, 26), "ha"),
-    # 30 copies of a 2-character unit in a 60-character stream: found at the finish.
-    ("2-character word with comma", "对，" * 30, ("short_unit", 0, 60, 60, 2, 30), "对，"),
+    # A loop is found where its evidence is complete, not at the next check
+    # every 32 characters: a 2-character unit with two letters at its 20th copy.
+    ("chinese short unit", "我需要" + "思考" * 40, ("short_unit", 3, 43, 43, 2, 20), "思考"),
+    ("hahaha", "He laughed: " + "ha" * 50, ("short_unit", 12, 52, 52, 2, 20), "ha"),
+    ("2-character word with comma", "对，" * 30, ("short_unit", 0, 40, 40, 2, 20), "对，"),
     (
         "sentence without newline",
         "Let me think. " + "I need to analyze this problem. " * 10,
-        ("short_unit", 12, 160, 160, 32, 4),
+        ("short_unit", 12, 140, 140, 32, 4),  # four copies: 12 + 4 x 32
         ". I need to analyze this problem",
     ),
     (
         "chinese sentences (seed 000 type 1)",
         "好的。" + "今天天气真好。我们出去玩吧！" * 8,
-        ("short_unit", 3, 64, 64, 14, 4),
+        ("short_unit", 3, 59, 59, 14, 4),
         "今天天气真好。我们出去玩吧！",
     ),
     (
@@ -101,21 +102,24 @@ LOOP_SHAPES = [
     (
         "bullet pair",
         "Ideas:\n" + "* The nuclear fusion submarine carrier\n* The nuclear fusion aircraft carrier\n" * 5,
-        # Two copies and half a third (its first line): 2 x 77 + 39 characters.
-        ("block_cycle", 7, 200, 200, 77, 2),
-        "* The nuclear fusion submarine carrier\n* The nuclear fusion aircraft carrier\n",
+        # Two copies and half a third (its first line): 2 x 77 + 39 characters,
+        # from the line break before the first copy (the character-level check
+        # sees this rotation, a character before the block check's copies).
+        ("short_unit", 6, 199, 199, 77, 2),
+        "\n* The nuclear fusion submarine carrier\n* The nuclear fusion aircraft carrier",
     ),
     (
         "table row",
         "| Topic | Count |\n|---|---|\n" + "| Merchant Navy Careers in Transportation | 1 |\n" * 8,
-        ("block_cycle", 28, 220, 220, 48, 4),
-        "| Merchant Navy Careers in Transportation | 1 |\n",
+        # One line: two copies and at most 160 characters of more: 26 + 2 x 96.
+        ("short_unit", 26, 218, 218, 48, 4),
+        "|\n| Merchant Navy Careers in Transportation | 1 ",
     ),
     (
         "code line",
         "function f() {\n" + "  retry(fetchConfig(url, { timeout: 5000, retries: 3 }));\n" * 6,
-        ("block_cycle", 17, 246, 247, 58, 4),
-        "retry(fetchConfig(url, { timeout: 5000, retries: 3 }));\n  ",
+        ("short_unit", 14, 246, 246, 58, 4),  # one line: 14 + 4 x 58
+        "\n  retry(fetchConfig(url, { timeout: 5000, retries: 3 }));",
     ),
     (
         "yaml step",
@@ -133,8 +137,8 @@ LOOP_SHAPES = [
             " he can defeat the dragon, but that is not escaping the room.\n\n"
         )
         * 3,
-        # The first character check past 5 + 2 x 161 + 81 = 408 characters.
-        ("short_unit", 5, 416, 416, 161, 2),
+        # Two copies and half a third: 5 + 2 x 161 + 81 = 408 characters.
+        ("short_unit", 5, 408, 408, 161, 2),
         ".\n\nAlternatively, maybe the man can use the dragon to his advantage. If he goes into the dragon room,"
         " he can defeat the dragon, but that is not escaping the room",
     ),
@@ -155,7 +159,7 @@ def test_each_loop_shape_is_found_once_with_its_region(name, text, expected, uni
 
 def test_a_detection_explains_itself():
     (found,) = detect("我需要" + "思考" * 40)
-    assert found.message == "the same 2-character phrase repeated 30 times since offset 3"
+    assert found.message == "the same 2-character phrase repeated 20 times since offset 3"
     (found,) = detect("".join(f"Episode {i}: The Rings of Power. " for i in range(1, 30)))
     assert found.message == (
         "the same 31-character passage (2 sentences or lines), its numbers counting up, repeated 5 times since offset 0"
@@ -166,21 +170,20 @@ def test_a_detection_explains_itself():
 # from the labelled start, shortly after the loop began.
 REAL_LOOPS_FROM_LABEL = [
     ("ae-qwen14b-zh-word", "short_unit", 4, 42),
-    ("ae-qwen15-72b-zh-phrase", "short_unit", 5, 46),
-    ("gh-llamafactory-5026-dui", "short_unit", 2, 60),
-    ("gh-qwen3omni-4-zh-think-b-run", "short_unit", 2, 52),
-    # A copy under 300 characters is a loop halfway into its third copy, not at its second.
-    ("gh-vscode-280585-gemini3-narration", "block_cycle", 67, 179),
-    ("ae-ghost7b-bullet-pair", "block_cycle", 77, 193),
-    ("tli-r1qwen1.5b-para-pair-loop", "block_cycle", 428, 855),
-    ("gh-vllm-25977-qwen3-boxed", "short_unit", 135, 352),
+    ("ae-qwen15-72b-zh-phrase", "short_unit", 5, 40),
+    ("gh-llamafactory-5026-dui", "short_unit", 2, 40),
+    ("gh-qwen3omni-4-zh-think-b-run", "short_unit", 2, 40),
+    # A copy under 300 characters is a loop halfway into its third copy, not
+    # at its second: 2 x 67 + 34 characters.
+    ("gh-vscode-280585-gemini3-narration", "short_unit", 67, 168),
+    ("gh-vllm-25977-qwen3-boxed", "short_unit", 135, 338),
     ("ae-guanaco13b-n-ball", "counter_cycle", 132, 659),
 ]
 
 
 def test_a_one_block_passage_reads_simply():
-    (found,) = detect("| Topic | Count |\n|---|---|\n" + "| Merchant Navy Careers in Transportation | 1 |\n" * 8)
-    assert found.message == "the same 48-character passage repeated 4 times since offset 28"
+    (found,) = detect("Plan:\n" + "".join(f"{i}. Agile\n" for i in range(1, 40)))
+    assert found.message == "the same 9-character passage repeated 16 times since offset 6"
 
 
 @pytest.mark.parametrize(("row_id", "kind", "period", "delay"), REAL_LOOPS_FROM_LABEL)
@@ -196,16 +199,20 @@ def test_real_loops_are_found_from_their_labelled_start(row_id, kind, period, de
     [
         # The periodic run reaches back a character or two before the labelled
         # start (" I know, I know", "|\n|         |"): the unit is a rotation.
-        ("ae-xwinlm7b-i-know", ("short_unit", 80, 128, 128, 8, 6)),
-        ("ae-llama31-8b-one-by", ("short_unit", 2305, 2368, 2368, 7, 9)),
+        ("ae-xwinlm7b-i-know", ("short_unit", 80, 120, 120, 8, 5)),
+        ("ae-llama31-8b-one-by", ("short_unit", 2305, 2347, 2347, 7, 6)),
         # A letter-free row (an ASCII wall) is held to a grid's length: 32 rows.
-        ("ae-chatglm2-ascii-wall", ("short_unit", 94, 480, 480, 12, 32)),
-        # Three copies of a line of 83 characters: the character-level check
-        # sees the rotation that starts a few characters early.
-        ("ae-qwen15-1.8b-table-row", ("short_unit", 2664, 3008, 3008, 83, 4)),
-        ("ae-phi2-cat-sentences", ("short_unit", 150, 384, 384, 83, 2)),
-        ("tli-r1llama8b-comma-000", ("short_unit", 858, 992, 992, 4, 33)),
-        ("gh-localai-969-mpt7b-greeting", ("block_cycle", 110, 301, 302, 48, 4)),
+        ("ae-chatglm2-ascii-wall", ("short_unit", 94, 478, 478, 12, 32)),
+        # A line of 83 characters: the character-level check sees the rotation
+        # that starts a few characters early, and fires two copies and 160
+        # characters of a third in.
+        ("ae-qwen15-1.8b-table-row", ("short_unit", 2664, 2990, 2990, 83, 3)),
+        ("ae-phi2-cat-sentences", ("short_unit", 150, 358, 358, 83, 2)),
+        ("tli-r1llama8b-comma-000", ("short_unit", 858, 978, 978, 4, 30)),
+        ("gh-localai-969-mpt7b-greeting", ("short_unit", 108, 300, 300, 48, 4)),
+        # Copies that end in a line break, seen from the break before the first.
+        ("ae-ghost7b-bullet-pair", ("short_unit", 986, 1179, 1179, 77, 2)),
+        ("tli-r1qwen1.5b-para-pair-loop", ("short_unit", 1654, 2510, 2510, 428, 2)),
         # Counted copies start where the blocks first agree: after '"Episode 1:' and 'SELECT column1,'.
         ("ae-internlm2-episode-n", ("counter_cycle", 12, 186, 187, 31, 5)),
         ("ae-phi2-columnN", ("counter_cycle", 16, 167, 168, 9, 16)),
@@ -240,7 +247,8 @@ LEGITIMATE = [
         "# " + "-" * 77 + "\n\n# " + "-" * 77 + "\n# Imports\n# " + "-" * 77 + "\n",
     ),
     ("markdown table with equal rows", "| Feature | A | B |\n|---|---|---|\n" + "| Support | ✓ | ✓ |\n" * 3),
-    ("code with a repeated line", "def f():\n" + "    print('-' * 40)\n" * 4 + "    return 1\n"),
+    # Three copies of a short line (four are a loop, below).
+    ("code with a repeated line", "def f():\n" + "    print('-' * 40)\n" * 3 + "    return 1\n"),
     ("code line said three times", "  retry(fetchConfig(url, { timeout: 5000, retries: 3 }));\n" * 3 + "}\n"),
     ("wait self-checks", "Wait, let me check. 3 + 4 = 7. Wait, is that right? Yes. Wait, what about 5? 5 + 2 = 7.\n"),
     ("enumeration of numbers", ", ".join(str(i) for i in range(1, 120)) + "\n"),
@@ -286,6 +294,11 @@ PASSAGE = (
         ("-" * 120, True),
         ("-" * 119, False),
         ("Z" * 119 + "! ", False),
+        # A short line needs four copies (`line_min_copies`), found at the
+        # fourth's end whatever comes before it: no longer only when a check
+        # every 32 characters happened to fall inside the run.
+        *[("#" * k + "\ndef f():\n" + "    print('-' * 40)\n" * 4 + "    return 1\n", True) for k in range(32)],
+        ("def f():\n" + "    print('-' * 40)\n" * 3 + "    return 1\n", False),
         # A letter-free line with a number is a grid's row: 32 copies, however many blank lines come between.
         (("[0, 0, 0, 0, 0, 0, 0, 0, 0, 0]\n\n") * 32, True),
         (("[0, 0, 0, 0, 0, 0, 0, 0, 0, 0]\n\n") * 31, False),
@@ -322,15 +335,15 @@ DEVIATION = (
 
 def test_a_copy_under_two_copy_chars_fires_once_half_its_third_copy_is_there():
     # Two copies and two sentences (94 characters) of a third: quiet; so is
-    # a cut at 116 characters, half the copy, in mid-sentence (a block ends
-    # at the sentence's end, and the next character check, at 608, finds
-    # other text).
+    # a cut at 115 characters, one short of half the copy.
     assert detect(MEETING * 2 + MEETING[:94] + "Then we all went home for good.") == []
-    assert detect(MEETING * 2 + MEETING[:116] + "Then we all went home for good.") == []
-    # Three sentences (140 characters): caught at the end of the third
-    # sentence, past 2 x 232 + 116 = 580 characters, 92 before the copy ends.
-    (found,) = detect(MEETING * 2 + MEETING[:140] + "Then we all went home for good.")
-    assert (found.type, found.start, found.at, found.period, found.repeats) == ("block_cycle", 0, 604, 232, 2)
+    assert detect(MEETING * 2 + MEETING[:115] + "Then we all went home for good.") == []
+    # Half the copy, cut in mid-sentence or not: caught right there, at
+    # 2 x 232 + 116 = 580 characters (a check that saw the run under way asks
+    # for the next one there), 116 before the copy ends.
+    for cut in (116, 140):
+        (found,) = detect(MEETING * 2 + MEETING[:cut] + "Then we all went home for good.")
+        assert (found.type, found.start, found.at, found.period, found.repeats) == ("short_unit", 0, 580, 232, 2)
 
 
 def test_a_long_line_needs_a_region_of_its_third_copy_not_four_copies():
@@ -339,8 +352,8 @@ def test_a_long_line_needs_a_region_of_its_third_copy_not_four_copies():
     text = "Intro line.\n" + DEVIATION * 2
     assert detect(text + DEVIATION[:100] + "\nDone.") == []
     (found,) = detect(text + DEVIATION * 2)
-    # (The run reaches back to "e.\n" of "line.\n", as the copy ends in "here.\n".)
-    assert (found.type, found.start, found.at, found.period, found.repeats) == ("short_unit", 9, 512, 169, 2)
+    # (The run reaches back to "e.\n" of "line.\n", as the copy ends in "here.\n": 9 + 498.)
+    assert (found.type, found.start, found.at, found.period, found.repeats) == ("short_unit", 9, 507, 169, 2)
     assert found.at < 12 + 3 * len(DEVIATION) == 519
 
 

@@ -13,12 +13,12 @@ from detector.cli import main
 from detector.evaluation import CorpusRow, read_corpus, row_events, same_loop
 
 ROWS = [
-    # A 2-character loop from offset 7: found at the check at 64, delay 57.
+    # A 2-character loop from offset 7: found at its 20th copy (20 letters), 47, delay 40.
     {"id": "loop-caught", "label": "loop", "channel": "content", "model": "m", "text": "Intro. " + "思考" * 40,
      "loop_start": 7, "loop_unit": "思考"},
     {"id": "loop-missed", "label": "loop", "channel": "reasoning", "model": "m", "text": "Just a short reply.",
      "loop_start": 0, "loop_unit": "Just"},
-    # "ha" loops first (an early alarm at 64), then the labelled loop from 86, found at 128.
+    # "ha" loops first (an early alarm at 40), then the labelled loop from 86, found at 126, delay 40.
     {"id": "loop-early", "label": "loop", "channel": "content", "model": "m",
      "text": "ha" * 40 + "Then. " + "思考" * 40, "loop_start": 86, "loop_unit": "思考"},
     {"id": "normal-quiet", "label": "normal", "channel": "content", "model": "m",
@@ -47,8 +47,8 @@ def test_metrics_on_a_crafted_corpus(tmp_path, capsys):
         "normals": 2,
         "false_alarms": 1,
         "false_positive_rate": 0.5,
-        "median_delay": 49.5,
-        "p90_delay": 55.5,
+        "median_delay": 40,
+        "p90_delay": 40,
         "misses": ["loop-missed"],
         "false_alarm_ids": ["normal-laughing"],
         "early_alarm_ids": ["loop-early"],
@@ -58,7 +58,7 @@ def test_metrics_on_a_crafted_corpus(tmp_path, capsys):
         name: (part["loops"], part["hits"], part["normals"], part["false_alarms"], part["median_delay"])
         for name, part in score["channels"].items()
     }
-    assert channels == {"reasoning": (1, 0, 1, 1, None), "content": (2, 2, 1, 0, 49.5)}
+    assert channels == {"reasoning": (1, 0, 1, 1, None), "content": (2, 2, 1, 0, 40)}
 
 
 def test_table_output(tmp_path, capsys):
@@ -68,7 +68,7 @@ def test_table_output(tmp_path, capsys):
     assert out[0] == "profile: default"
     assert out[3:6] == [
         "  rows         hits/loops  recall   fp/normals  fp rate   median      p90",
-        "  all             2/3       0.667     1/2        50.00%       50       56",
+        "  all             2/3       0.667     1/2        50.00%       40       40",
         "  reasoning       0/1       0.000     1/1       100.00%        -        -",
     ]
     assert "  misses (1): loop-missed" in out

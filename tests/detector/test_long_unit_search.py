@@ -3,8 +3,9 @@ search of the whole long range found the tail's long key nowhere, the next
 checks search only the periods that can still fire (a long unit fires with
 two whole copies at least, so a longer period would have put the earlier
 check's key in its run). A unit of any length, starting anywhere, must still
-be found at the first check its two copies are there, at the edge of the
-narrowed range too (a search one character narrower misses each of those)."""
+be found where its two copies are there (a check that sees the run under way
+asks for the next one there), at the edge of the narrowed range too (a
+search one character narrower misses each of those)."""
 
 from __future__ import annotations
 
@@ -13,20 +14,16 @@ import random
 import pytest
 
 from detector.repeated_region import RepeatedRegion
-from detector.repeated_units import LONG_KEY_CHARS, LONG_RESCAN_CHARS, ShortUnitFinder
+from detector.repeated_units import LONG_KEY_CHARS, LONG_RESCAN_CHARS
 from detector.text_loop import TextLoopParams
+from tests.detector.unit_checks import unit_checks
 
 PARAMS = TextLoopParams()
 EVERY = PARAMS.unit_check_every
 
 
 def regions(text: str) -> list[tuple[int, RepeatedRegion]]:
-    """(check position, region) of every check of a fresh finder over `text`."""
-    finder = ShortUnitFinder(PARAMS)
-    found = []
-    for at in range(0, len(text) - EVERY + 1, EVERY):
-        found += [(at + EVERY, region) for region in finder.feed(text[at : at + EVERY], at)]
-    return found
+    return unit_checks(PARAMS, text)
 
 
 def stream(start: int, period: int) -> tuple[str, str]:
@@ -65,7 +62,8 @@ def test_a_long_unit_at_the_edge_of_the_narrowed_search_is_found_at_its_second_c
 @pytest.mark.parametrize("start", [700, 1013, 1400, 2222])
 def test_a_long_unit_anywhere_is_found_at_its_second_copy(start: int, period: int) -> None:
     text, unit = stream(start, period)
-    at = -(-(start + 2 * period) // EVERY) * EVERY
+    # A check that saw the run under way asks for the next one where its second copy ends.
+    at = start + 2 * period
     assert regions(text) == [
         (at, RepeatedRegion(kind="short_unit", start=start, end=at, at=at, unit=unit, repeats=(at - start) // period))
     ]

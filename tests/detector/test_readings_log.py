@@ -59,6 +59,8 @@ def test_an_exact_block_of_readings_repeated_is_a_loop_at_its_grid_min_rows_th_r
     rows = block * 12
     (found,) = detect(log + "".join(rows) + after)
     at = len(log) + len("".join(rows[: DEFAULT_TEXT_LOOP.grid_min_rows]))
-    # Ten whole copies of 3 rows within the first 32 rows of the run.
-    assert summary(found) == ("block_cycle", len(log), at, at, len("".join(block)), 10)
-    assert found.unit == "".join(block)
+    # Ten whole copies of 3 rows within the first 32 rows of the run, seen by
+    # the character check from the line break before the first row: up to
+    # the 32nd row's line break.
+    assert summary(found) == ("short_unit", len(log) - 1, at - 1, at - 1, len("".join(block)), 10)
+    assert found.unit == "\n" + "".join(block)[:-1]

@@ -13,8 +13,8 @@ import random
 import pytest
 
 from detector.repeated_region import RepeatedRegion
-from detector.repeated_units import ShortUnitFinder
 from detector.text_loop import TextLoopParams
+from tests.detector.unit_checks import unit_checks
 
 PARAMS = TextLoopParams()
 CHECK_AT = 20 * PARAMS.unit_check_every  # the check where each run first holds what it needs
@@ -47,13 +47,7 @@ def run_to(unit: str, need: int) -> tuple[str, int]:
 
 
 def regions(text: str, until: int) -> list[tuple[int, RepeatedRegion]]:
-    """(check position, region) of every check of a fresh finder up to `until`."""
-    finder = ShortUnitFinder(PARAMS)
-    every = PARAMS.unit_check_every
-    found = []
-    for at in range(0, until, every):
-        found += [(at + every, region) for region in finder.feed(text[at : at + every], at)]
-    return found
+    return unit_checks(PARAMS, text, until)
 
 
 @pytest.mark.parametrize("unit", list(UNITS))
