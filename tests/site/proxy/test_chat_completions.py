@@ -14,7 +14,7 @@ from loopguard_site.replay.models import Detection
 from loopguard_site.transcripts.models import Session
 from tests.api_stubs import expected_stop, stored_events, without_id
 from tests.lab_server import lab  # noqa: F401 - the fixture
-from tests.openai_stub import StubUpstream, corpus_row, openai_chunks, row_events
+from tests.openai_stub import DELTA_SIZE, StubUpstream, corpus_row, openai_chunks, row_events
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -51,7 +51,9 @@ def test_a_looping_stream_ends_with_the_loop_chunk_and_the_upstream_is_hung_up_o
 
     # chunk 0 holds the role (a turn event), chunk k the k-th delta (event k): chunks 0..index, then the loop chunk
     assert [plain(c) for c in received[:-1]] == stub.chunks[: index + 1]
-    assert "".join(c.choices[0].delta.content or "" for c in received) == row["text"][: stop["at"]]
+    # The relayed text ends with the delta in which the loop's evidence is complete.
+    assert (index - 1) * DELTA_SIZE < stop["at"] <= index * DELTA_SIZE
+    assert "".join(c.choices[0].delta.content or "" for c in received) == row["text"][: index * DELTA_SIZE]
     last = received[-1]
     assert (last.id, last.model, last.choices[0].finish_reason) == (received[0].id, row["model"], finish_reason)
     assert last.choices[0].delta.content is None

@@ -31,7 +31,7 @@ def test_it_stores_a_detection_label_with_who_and_when_and_relabelling_replaces_
     body = again.json()
     assert {k: body[k] for k in ("session", "item", "label", "note", "reviewer", "detection")} == {
         "session": session.pk,
-        "item": "text_loop|block_cycle|reasoning|1657|2511|2512",
+        "item": "text_loop|short_unit|reasoning|1654|2510|2510",
         "label": "false_positive",
         "note": "a <b>list</b>",
         "reviewer": "ann",
@@ -43,8 +43,8 @@ def test_it_stores_a_detection_label_with_who_and_when_and_relabelling_replaces_
         ann,
         "false_positive",
         "text_loop",
-        1657,
-        2512,
+        1654,
+        2510,
     )
     assert label.updated >= label.created
 
@@ -58,7 +58,7 @@ def test_a_label_survives_a_re_run_of_the_replay_that_replaced_its_detection(ann
     )
     replay_session(session=session, profile_name="default")  # replaces the detection rows
     (label,) = Label.objects.all()
-    assert label.detection is None and label.item == "text_loop|block_cycle|reasoning|1657|2511|2512"
+    assert label.detection is None and label.item == "text_loop|short_unit|reasoning|1654|2510|2510"
     assert session_truths([session.pk])[session.pk].label == "loop"
 
 

@@ -84,8 +84,8 @@ def test_the_queue_escapes_the_transcript_text(client, ann):
     html = client.get("/review/").content.decode()
     assert "<script>alert" not in html and "<i>t</i>" not in html
     (detection,) = session.detections.all()
-    assert (detection.start, detection.end) == (0, 128)
-    assert f'<mark class="detection-span">{escape((HOSTILE * 12)[:128])}</mark>' in html
+    assert (detection.start, detection.end) == (0, 4 * len(HOSTILE))  # a short line's fourth copy
+    assert f'<mark class="detection-span">{escape((HOSTILE * 12)[:104])}</mark>' in html
 
 
 @pytest.mark.django_db
@@ -108,7 +108,7 @@ def test_agreement_page_lists_disagreements_and_an_admin_adjudicates(client, ann
     assert '<td class="num">1</td><td>Cohen\'s</td><td class="num">' in html
     assert "bob: <strong>false positive</strong> — &lt;b&gt;list&lt;/b&gt;" in html
     assert 'action="/review/adjudicate"' not in html
-    item = "text_loop|block_cycle|reasoning|1657|2511|2512"
+    item = "text_loop|short_unit|reasoning|1654|2510|2510"
     form = {"session": detection.session_id, "item": item, "label": "true_loop"}
     assert client.post("/review/adjudicate", form).status_code == 403
 
