@@ -116,6 +116,8 @@ class ShortUnitFinder:
         "_text",
         "pending",
         "chars_to_check",
+        "_asked",
+        "_regular_left",
         "_active_period",
         "covered_until",
         "_long_clear_at",
@@ -144,6 +146,11 @@ class ShortUnitFinder:
         # would only append it.
         self.pending: list[str] = []
         self.chars_to_check = self.params.unit_check_every  # characters until the next check
+        # The regular checks fall every `unit_check_every` characters whatever
+        # extra checks come between them (`_check_when_due`), so those cost
+        # only themselves: the characters the last check asked for, and the
+        # characters from it to the next regular check.
+        self._asked = self._regular_left = self.params.unit_check_every
         self._active_period = 0
         self.covered_until = 0  # end of the last reported loop, as far as it went on
         # Channel position of the last check whose search of the whole long
@@ -157,36 +164,48 @@ class ShortUnitFinder:
         self.chars_to_check -= len(text)
         if self.chars_to_check:
             return ()
+        left = self._regular_left - self._asked
+        if left <= 0:
+            left = self.params.unit_check_every
         # (`_check` brings the next check nearer when a run is under way.)
-        self.chars_to_check = self.params.unit_check_every
+        self._regular_left = self.chars_to_check = left
         region = self._check(offset + len(text))
+        self._asked = self.chars_to_check
         return () if region is None else (region,)
 
     def flush(self, end: int) -> tuple[RepeatedRegion, ...]:
         """The stream ended (`finish`): check the tail now."""
         if not self.pending:
             return ()  # nothing since the last check
-        self.chars_to_check = self.params.unit_check_every
+        self._regular_left = self.chars_to_check = self.params.unit_check_every
         region = self._check(end)
+        self._asked = self.chars_to_check
         return () if region is None else (region,)
 
     def _check_when_due(self, text: str, base: int, p: int, need: int) -> None:
         """A run of period `p` is under way but short of the `need` characters
         its unit needs: check again where it would have them if it goes on,
         so a loop is caught where its evidence is complete, not up to
-        `unit_check_every` - 1 characters later. The run's length is found
-        by halving (a tail that repeats at p is periodic in each of its own
-        tails), a few slice comparisons in C."""
+        `unit_check_every` - 1 characters later. One slice comparison tells
+        whether the run is long enough to bring the next check nearer (most
+        candidates: a run of spaces, a line said twice); then its length is
+        found by halving (a tail that repeats at p is periodic in each of
+        its own tails), a few comparisons more, in C."""
         end = len(text)
-        low, high = p, need - 1 if need - 1 < end - base else end - base
+        size = end - base
+        low = need - self.chars_to_check + 1  # the least run that brings the check nearer
+        if low < p:
+            low = p  # (a run holds a whole copy at least)
+        elif low > size or text[end - low + p :] != text[end - low : end - p]:
+            return
+        high = need - 1 if need - 1 < size else size
         while low < high:
             mid = (low + high + 1) // 2
             if text[end - mid + p :] == text[end - mid : end - p]:
                 low = mid
             else:
                 high = mid - 1
-        if need - low < self.chars_to_check:
-            self.chars_to_check = need - low
+        self.chars_to_check = need - low
 
     def _required_chars(self, unit: str) -> int:
         """Characters a run of `unit` must cover to be a loop."""
