@@ -79,15 +79,12 @@ class _DrainingLoopLayer(RedisPubSubLoopLayer):
 class _Delivery:
     """A delivered channel's stand-in for its queue in the loop layer's
     `channels` (where channels_redis' reader puts each message of the
-    channel and of its groups): decodes each message and hands it on."""
+    channel and of its groups, as bytes): hands each one on."""
 
-    __slots__ = ("deliver", "decode")
+    __slots__ = ("put_nowait",)
 
-    def __init__(self, deliver: Callable[[dict], None], decode: Callable[[bytes], dict]) -> None:
-        self.deliver, self.decode = deliver, decode
-
-    def put_nowait(self, data: bytes) -> None:
-        self.deliver(self.decode(data))
+    def __init__(self, deliver: Callable[[bytes], None]) -> None:
+        self.put_nowait = deliver
 
 
 class PipelinedPubSubChannelLayer(RedisPubSubChannelLayer):
@@ -101,14 +98,14 @@ class PipelinedPubSubChannelLayer(RedisPubSubChannelLayer):
             _wrap_close(self, loop)
             return layer
 
-    async def new_channel_delivered(self, deliver: Callable[[dict], None]) -> str:
+    async def new_channel_delivered(self, deliver: Callable[[bytes], None]) -> str:
         """`new_channel()`, whose messages (its own and its groups') are
         handed to `deliver` on this event loop as the reader gets them, in
-        the order published, instead of waiting for `receive`. The caller
-        ends it with `channel_discard`."""
+        the order published, still encoded (`deserialize` them), instead of
+        waiting for `receive`. The caller ends it with `channel_discard`."""
         layer = self._get_layer()
         channel = await layer.new_channel()
-        layer.channels[channel] = _Delivery(deliver, self.deserialize)  # no message can be queued yet: no await since
+        layer.channels[channel] = _Delivery(deliver)  # no message can be queued yet: no await since
         return channel
 
     async def channel_discard(self, channel: str) -> None:

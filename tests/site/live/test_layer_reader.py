@@ -83,7 +83,8 @@ def test_a_delivered_channel_gets_each_message_in_order_until_discarded(live_ser
         heard, other_heard = [], []
         all_heard = asyncio.get_running_loop().create_future()
 
-        def deliver(message: dict) -> None:
+        def deliver(data: bytes) -> None:
+            message = listening.deserialize(data)
             heard.append(message["n"])
             if message["n"] == 300:
                 all_heard.set_result(None)
