@@ -433,37 +433,46 @@ def live_sessions(user, project, count: int) -> list[int]:
     ]
 
 
-def profile_ingest(text: str, messages: int) -> None:
+def profile_ingest(text: str, messages: int, events_a_message: int = 1) -> None:
     """Time `live_ingest_batch` as the ingest thread calls it (a kept
-    connection): batches of B one-event messages of B sessions, `messages`
-    messages in all per B; then cProfile the largest batches."""
+    connection): batches of B messages of `events_a_message` events (`--batch`),
+    one a session, `messages` messages in all per B; then cProfile the
+    largest batches."""
     import cProfile
 
     from loopguard_site.live.services import IngestRequest, live_ingest_batch
+    from loopguard_site.transcripts.event_rows import event_json
 
     user, project, _ = bench_user_token()
     sizes = (1, 10, 100, 500)
-    events = [{"type": "content", "text": text[i * DELTA_CHARS : (i + 1) * DELTA_CHARS]} for i in range(messages)]
+    count = messages * events_a_message
+    events = [{"type": "content", "text": text[i * DELTA_CHARS : (i + 1) * DELTA_CHARS]} for i in range(count)]
+
+    def request(session_id: int, seq: int) -> IngestRequest:
+        """As a socket submits it: the events' texts from the check (`parse_message`)."""
+        start = seq * events_a_message % count
+        batch = events[start : start + events_a_message] or events[:events_a_message]
+        return IngestRequest(session_id, seq, batch, texts=[event_json(event) for event in batch])
 
     def ingest_all(size: int) -> float:
         sessions = live_sessions(user, project, size)
         rounds = max(1, messages // size)
-        live_ingest_batch([IngestRequest(sid, 1, [events[0]]) for sid in sessions])  # LiveStream rows, Monitors
-        start = time.perf_counter()
+        live_ingest_batch([request(sid, 1) for sid in sessions])  # LiveStream rows, Monitors
+        start = time.process_time()
         for seq in range(2, rounds + 2):
-            live_ingest_batch([IngestRequest(sid, seq, [events[seq % messages]]) for sid in sessions])
-        return (time.perf_counter() - start) / rounds
+            live_ingest_batch([request(sid, seq) for sid in sessions])
+        return (time.process_time() - start) / rounds
 
-    print(f"live_ingest_batch, one-event messages of B sessions a batch; {load_average()}")
+    print(f"live_ingest_batch, messages of {events_a_message} event(s), B sessions a batch; CPU; {load_average()}")
     for size in sizes:
         seconds = ingest_all(size)
         print(f"  B = {size:>3}: {1000 * seconds:7.1f} ms a batch, {1e6 * seconds / size:6.0f} µs a message")
     profiler = cProfile.Profile()
     profiler.enable()
-    ingest_all(sizes[-1])
+    ingest_all(sizes[-2])
     profiler.disable()
-    pstats.Stats(profiler).sort_stats("cumulative").print_stats(30)
-    pstats.Stats(profiler).sort_stats("tottime").print_stats(15)
+    pstats.Stats(profiler).sort_stats("cumulative").print_stats(40)
+    pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
 
 
 def print_row(row: dict, rate: float, seconds: float) -> None:
@@ -555,7 +564,7 @@ def main(argv: list[str] | None = None) -> int:
     logs = Path(tempfile.mkdtemp(prefix="loopguard-bench-live-"))
     with bench_lab(args.database, args.redis_db) as env, processes() as servers:
         if args.profile_ingest:
-            profile_ingest(text, args.profile_ingest)
+            profile_ingest(text, args.profile_ingest, args.batch or 1)
             return 0
         user, project, token = bench_user_token()
         sessions = live_sessions(user, project, sum(ramp))

@@ -16,6 +16,12 @@ with a 0.1 s timeout (a timer armed and cancelled per message) and has it
 build a dict and record metrics; a viewer's copy of every live batch comes
 this way.
 
+A consumer may have its channel's messages handed to it as they arrive
+(`new_channel_delivered`) instead of reading them with `receive`: a live
+socket waits for its client's frames and the layer's messages at once,
+and a `receive` of its own would cost a task woken for every viewer's copy
+before the consumer's task is woken for it.
+
 The embedded mode's layer is made safe for senders on other threads.
 
 The in-memory layer keeps one `asyncio.Queue` per channel, bound to the
@@ -31,7 +37,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from channels.layers import InMemoryChannelLayer
 from channels_redis.pubsub import RedisPubSubChannelLayer, RedisPubSubLoopLayer, RedisSingleShardConnection
@@ -70,6 +76,17 @@ class _DrainingLoopLayer(RedisPubSubLoopLayer):
         self._shards = [_DrainingShard(shard.host, self) for shard in self._shards]
 
 
+class _Delivery:
+    """A delivered channel's stand-in for its queue in the loop layer's
+    `channels` (where channels_redis' reader puts each message of the
+    channel and of its groups, as bytes): hands each one on."""
+
+    __slots__ = ("put_nowait",)
+
+    def __init__(self, deliver: Callable[[bytes], None]) -> None:
+        self.put_nowait = deliver
+
+
 class PipelinedPubSubChannelLayer(RedisPubSubChannelLayer):
     def _get_layer(self) -> RedisPubSubLoopLayer:
         # channels_redis' own, with `_DrainingLoopLayer` for its loop layer
@@ -80,6 +97,22 @@ class PipelinedPubSubChannelLayer(RedisPubSubChannelLayer):
             layer = self._layers[loop] = _DrainingLoopLayer(*self._args, **self._kwargs, channel_layer=self)
             _wrap_close(self, loop)
             return layer
+
+    async def new_channel_delivered(self, deliver: Callable[[bytes], None]) -> str:
+        """`new_channel()`, whose messages (its own and its groups') are
+        handed to `deliver` on this event loop as the reader gets them, in
+        the order published, still encoded (`deserialize` them), instead of
+        waiting for `receive`. The caller ends it with `channel_discard`."""
+        layer = self._get_layer()
+        channel = await layer.new_channel()
+        layer.channels[channel] = _Delivery(deliver)  # no message can be queued yet: no await since
+        return channel
+
+    async def channel_discard(self, channel: str) -> None:
+        """Unsubscribe a delivered channel (what a cancelled `receive` does for the others)."""
+        layer = self._get_layer()
+        if layer.channels.pop(channel, None) is not None:
+            await layer._get_shard(channel).unsubscribe(channel)
 
     async def group_send_many(self, sends: Sequence[tuple[str, dict]]) -> None:
         """`group_send(group, message)` for each pair, in order, in one

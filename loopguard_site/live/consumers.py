@@ -95,8 +95,11 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
 
     - channels' `await_many_dispatch` makes a task and an `asyncio.wait` for
       every message (22-24 µs of the event loop a message, timed in
-      process; BENCHMARKS.md, section 4). Here one reader task per source
-      feeds one queue (10 µs).
+      process; BENCHMARKS.md, section 4). Here the messages go into one
+      queue: the socket's from a reader task, the channel layer's handed to
+      it by the layer's own reader where the layer can
+      (`new_channel_delivered`: no task of ours woken for them), else from a
+      second reader task.
     - channels' dispatch closes the old database connections before every
       handler: a hop to the one shared sync thread for each message, the
       busiest thing a loaded server did with live streams. These consumers
@@ -109,25 +112,44 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
         # the live sockets always have a channel layer
         self.scope = scope
         self.channel_layer = get_channel_layer(self.channel_layer_alias)
-        self.channel_name = await self.channel_layer.new_channel()
-        self.channel_receive = functools.partial(self.channel_layer.receive, self.channel_name)
         self.base_send = send
+        inbox: asyncio.Queue = asyncio.Queue()
+        sources = [receive]
+        delivered = hasattr(self.channel_layer, "new_channel_delivered")  # the full mode's layer; not the in-memory one
+        if delivered:
+            self.channel_name = await self.channel_layer.new_channel_delivered(
+                lambda data: inbox.put_nowait((data, None))
+            )
+        else:
+            self.channel_name = await self.channel_layer.new_channel()
+            sources.append(functools.partial(self.channel_layer.receive, self.channel_name))
         try:
-            await _dispatch_in_turn([receive, self.channel_receive], self.dispatch)
+            await _dispatch_in_turn(inbox, sources, self.dispatch)
         except StopConsumer:
             pass
+        finally:
+            if delivered:
+                await self.channel_layer.channel_discard(self.channel_name)
 
-    async def dispatch(self, message: dict) -> None:
+    async def dispatch(self, message: dict | bytes) -> None:
+        if type(message) is bytes:
+            # a delivered channel's, decoded only now: bytes waiting in the
+            # inbox are nothing the garbage collector walks, dicts are (the
+            # reader puts a whole burst of viewers' copies there at once).
+            # Decoded on delivery, a copy cost as much as with a reader task
+            # (33-34 µs in process, the collector on); decoded here, 29.
+            message = self.channel_layer.deserialize(message)
         handler = getattr(self, get_handler_name(message), None)
         if handler is None:
             raise ValueError(f"no handler for message type {message['type']}")
         await handler(message)
 
 
-async def _dispatch_in_turn(sources: list[Callable], dispatch: Callable) -> None:
-    """Await each source's messages for ever and dispatch them one at a time,
-    in the order they arrive; a source that fails fails the consumer."""
-    inbox: asyncio.Queue = asyncio.Queue()
+async def _dispatch_in_turn(inbox: asyncio.Queue, sources: list[Callable], dispatch: Callable) -> None:
+    """Await each source's messages for ever, put them in `inbox` (as
+    (message, None); others may put theirs there too), and dispatch what
+    comes out of it one at a time, in the order it arrived; a source that
+    fails fails the consumer."""
 
     async def read(source: Callable) -> None:
         try:

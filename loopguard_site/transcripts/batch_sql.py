@@ -56,7 +56,7 @@ def _update_statement(model: type[models.Model], fields: list[str], objects: lis
         names = ", ".join(f"column{n}" for n in range(1, len(columns) + 2))
         types = [model._meta.pk.db_type(connection), *(column.db_type(connection) for column in columns)]
         arrays = ", ".join(f"%s::{db_type}[]" for db_type in types)
-        source, values = f"unnest({arrays}) AS v({names})", [list(column) for column in zip(*rows, strict=True)]
+        source, values = f"unnest({arrays}) AS v({names})", [_array_param(column) for column in zip(*rows, strict=True)]
     else:
         row = "(" + ", ".join(["%s"] * (len(columns) + 1)) + ")"
         source, values = f"(VALUES {', '.join([row] * len(objects))}) AS v", [v for row in rows for v in row]
@@ -86,7 +86,7 @@ def rows_locked_with(
     columns = [f"m.{quote(f.column)}" for f in own_fields] + [f"r.{quote(f.column)}" for f in related_fields]
     key = f"m.{quote(model._meta.pk.column)}"
     if connection.vendor == "postgresql":  # one text whatever the number of ids: psycopg parses it once
-        chosen, params = f"{key} = ANY(%s::{model._meta.pk.db_type(connection)}[])", [ids]
+        chosen, params = f"{key} = ANY(%s::{model._meta.pk.db_type(connection)}[])", [_array_param(ids)]
     else:
         chosen, params = f"{key} IN ({', '.join(['%s'] * len(ids))})", ids
     sql = (
@@ -134,7 +134,7 @@ def rows_claim(
     column = {name: quote(model._meta.get_field(name).column) for name in fields}
     key = quote(model._meta.pk.column)
     if connection.vendor == "postgresql":  # one text whatever the number of ids: psycopg parses it once
-        chosen, id_params = f"{key} = ANY(%s::{model._meta.pk.db_type(connection)}[])", [list(ids)]
+        chosen, id_params = f"{key} = ANY(%s::{model._meta.pk.db_type(connection)}[])", [_array_param(ids)]
     else:
         chosen, id_params = f"{key} IN ({', '.join(['%s'] * len(ids))})", list(ids)
     state, claimed_by = column["state"], column["claimed_by"]
@@ -152,6 +152,36 @@ def rows_claim(
         if unflushed:
             cursor.nextset()  # the UPDATE's rows come after the SET's empty result
         return {row[0] for row in cursor.fetchall()}
+
+
+def _array_param(values: Sequence) -> str | list:
+    """A PostgreSQL array parameter (cast by the statement: `%s::type[]`)
+    as the text of an array literal, `{1,"a \\"b\\"",NULL}`, when every
+    value is None, a number, a string or a time; else the list, for psycopg
+    to adapt. psycopg, binding client-side, scans a list for its element
+    type and quotes each value in Python: 214 µs for the eight lists of 30
+    values a live batch of 30 sessions sends, 38 µs as texts (building
+    them included)."""
+    kinds = set(map(type, values))
+    if all(issubclass(kind, int | float) for kind in kinds):  # bool too: True reads as true
+        items = map(str, values)
+    elif all(issubclass(kind, _LITERAL) for kind in kinds):
+        quoted = {value: _array_item(value) for value in set(values)}  # a batch repeats its states and its time
+        items = map(quoted.__getitem__, values)
+    else:
+        return list(values)
+    return "{" + ",".join(items) + "}"
+
+
+_LITERAL = (int, float, str, datetime, type(None))
+
+
+def _array_item(value: object) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, int | float):
+        return str(value)
+    return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _row_converter(fields: Sequence[models.Field]) -> Callable[[Sequence], list]:

@@ -6,10 +6,11 @@ and a window of events instead of laying out every event per request.
 Derived data, so not written at import (laying out costs more CPU than
 the import itself): built by the scan every import queues (a replay builds
 the layout of a session stored without one), by a page that finds it
-missing or behind first, and extended after live ingest's appends by the
-new events alone. Read by ranges of items, by the item holding a channel offset
-(one query for any number of points) and as counts per bin of the x axis
-(the timeline's summary).
+missing or behind first, and extended by the new events alone after live
+ingest's appends (once in a while: `live.services.layout_due`). Read by
+ranges of items, by the item holding a channel offset (one query for any
+number of points) and as counts per bin of the x axis (the timeline's
+summary).
 """
 
 from __future__ import annotations

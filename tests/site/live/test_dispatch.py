@@ -1,7 +1,8 @@
 """The live consumers' dispatch loop (`_dispatch_in_turn`, in place of
-channels' `await_many_dispatch`): every message of either source,
-dispatched one at a time in the order it arrived; a failing source or
-handler ends it with that error."""
+channels' `await_many_dispatch`): every message of either source, and of
+whoever puts them in its inbox (a delivered channel), dispatched one at a
+time in the order it arrived; a failing source or handler ends it with
+that error."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ def test_it_dispatches_every_message_one_at_a_time_in_arrival_order():
         socket.put_nowait("socket 3")
         socket.put_nowait("socket 4")
         with pytest.raises(StopConsumer):
-            await _dispatch_in_turn([socket.get, layer.get], dispatch)
+            await _dispatch_in_turn(asyncio.Queue(), [socket.get, layer.get], dispatch)
         return dispatched, most_busy
 
     dispatched, most_busy = asyncio.run(scenario())
@@ -60,7 +61,33 @@ def test_a_source_that_fails_ends_it_with_its_error_after_what_came_before():
             dispatched.append(message)
 
         with pytest.raises(ConnectionError, match="redis gone"):
-            await _dispatch_in_turn([socket.get, broken_layer], dispatch)
+            await _dispatch_in_turn(asyncio.Queue(), [socket.get, broken_layer], dispatch)
         return dispatched
 
     assert asyncio.run(scenario()) == ["socket 1"]
+
+
+def test_messages_handed_to_its_inbox_are_dispatched_in_turn_with_the_sources():
+    async def scenario() -> list:
+        socket, inbox = asyncio.Queue(), asyncio.Queue()
+        dispatched = []
+
+        def delivered(message: str) -> None:  # as a delivered channel hands the layer's messages on
+            inbox.put_nowait((message, None))
+
+        async def dispatch(message: str) -> None:
+            await asyncio.sleep(0)
+            dispatched.append(message)
+            if message == "socket 1":
+                delivered("layer 2")  # while the socket's message 2 already waits
+            if message == "layer 2":
+                raise StopConsumer
+
+        delivered("layer 1")  # before the loop starts: first in the inbox
+        socket.put_nowait("socket 1")
+        socket.put_nowait("socket 2")
+        with pytest.raises(StopConsumer):
+            await _dispatch_in_turn(inbox, [socket.get], dispatch)
+        return dispatched
+
+    assert asyncio.run(scenario()) == ["layer 1", "socket 1", "socket 2", "layer 2"]

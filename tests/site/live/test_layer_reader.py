@@ -1,7 +1,8 @@
 """The pub/sub layer's reader (`channel_layers._DrainingShard`), which waits
 for Redis's next reply without a timeout: every message of a group reaches
-each channel in the order published, and a subscription cut by Redis is
-made again, as channels_redis' own reader does."""
+each channel in the order published (a delivered channel's handed to it
+until it is discarded), and a subscription cut by Redis is made again, as
+channels_redis' own reader does."""
 
 from __future__ import annotations
 
@@ -73,3 +74,41 @@ def test_a_subscription_cut_by_redis_is_made_again(live_services):
     before, after = async_to_sync(scenario)()
     assert before == 0
     assert after >= 1000
+
+
+def test_a_delivered_channel_gets_each_message_in_order_until_discarded(live_services):
+    listening, sending = new_layer(), new_layer()
+
+    async def scenario() -> tuple[list[int], list[int], bool]:
+        heard, other_heard = [], []
+        all_heard = asyncio.get_running_loop().create_future()
+
+        def deliver(data: bytes) -> None:
+            message = listening.deserialize(data)
+            heard.append(message["n"])
+            if message["n"] == 300:
+                all_heard.set_result(None)
+
+        channel = await listening.new_channel_delivered(deliver)
+        other = await listening.new_channel()  # a channel read with `receive`, in the same group
+        await listening.group_add(GROUP, channel)
+        await listening.group_add(GROUP, other)
+        try:
+            await sending.group_send_many([(GROUP, {"type": "live.forward", "n": n}) for n in range(300)])
+            await sending.send(channel, {"type": "live.forward", "n": 300})  # its own message too
+            await asyncio.wait_for(all_heard, 10)
+            other_heard = [(await listening.receive(other))["n"] for _ in range(300)]
+            await listening.channel_discard(channel)
+            subscribed = channel in listening._get_layer()._shards[0]._subscribed_to
+            await sending.send(channel, {"type": "live.forward", "n": 301})  # no one listens any more
+            await sending.group_send(GROUP, {"type": "live.forward", "n": 302})  # the group's other channel does
+            assert (await listening.receive(other))["n"] == 302
+            return heard, other_heard, subscribed
+        finally:
+            await listening.flush()
+            await sending.flush()
+
+    heard, other_heard, subscribed = async_to_sync(scenario)()
+    assert heard == list(range(301))
+    assert other_heard == list(range(300))
+    assert not subscribed

@@ -9,6 +9,7 @@ import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
+from loopguard_site.live.models import LiveStream
 from loopguard_site.replay.models import ReplayJob, ReplayRun
 from loopguard_site.transcripts.batch_sql import rows_claim, rows_locked_with, rows_update
 from loopguard_site.transcripts.event_rows import event_json, numbered_events_insert, numbered_events_statements
@@ -59,6 +60,32 @@ def test_it_saves_the_named_fields_of_each_row_its_own_values_and_nothing_else(v
         {"type": "content", "text": "c", "t": 1.5},
     ]
     assert list(Event.objects.filter(session=second).order_by("seq").values_list("data", flat=True)) == EVENTS
+
+
+def test_values_an_array_literal_quotes_are_saved_exactly_and_other_values_as_before(vendor):
+    assert connection.vendor == vendor
+    sessions = _sessions(7)
+    titles = ['say "hi"', 'back\\slash \\" both', "{braces}, commas", "NULL", "", "é 中 \n\ttab", " spaced "]
+    for session, title in zip(sessions, titles, strict=True):
+        session.title = title
+    streams = [LiveStream.objects.create(session=session) for session in sessions[:3]]
+    times = [datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC), None, datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)]
+    for stream, time, revision in zip(streams, times, [2**62, -1, 0], strict=True):
+        stream.last_event_at, stream.revision, stream.monitor = time, revision, b'\x00{"\\'
+
+    rows_update(
+        (Session, ["title"], sessions),
+        (LiveStream, ["last_event_at", "revision"], streams),
+        (LiveStream, ["monitor"], streams),  # bytes: a list for psycopg, as before
+    )
+
+    assert [Session.objects.get(pk=session.pk).title for session in sessions] == titles
+    stored = LiveStream.objects.filter(session__in=sessions[:3]).order_by("session_id")
+    assert [(s.last_event_at, s.revision, bytes(s.monitor)) for s in stored] == [
+        (times[0], 2**62, b'\x00{"\\'),
+        (None, -1, b'\x00{"\\'),
+        (times[2], 0, b'\x00{"\\'),
+    ]
 
 
 def test_events_go_in_the_same_round_trip_stored_as_an_insert_of_them_stores_them(vendor):

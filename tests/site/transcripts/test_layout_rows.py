@@ -2,8 +2,9 @@
 is kept off its path), the exact items once the scan the import queued has
 run, after a replay of a session stored without one (laid out from the
 replay's own read of the events, row for row as alone) and after live
-appends (which extend it by the new events alone), and the places and bins
-read from it."""
+appends (which extend it by the new events alone, once in
+LAYOUT_EXTEND_EVENTS events; a page brings it up to date), and the places
+and bins read from it."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from loopguard_site.live.services import live_ingest
+from loopguard_site.live import services as live_services
+from loopguard_site.live.services import layout_due, live_ingest
 from loopguard_site.replay import services as replay_services
 from loopguard_site.replay.services import (
     queued_runs_execute_here,
@@ -24,7 +26,13 @@ from loopguard_site.review.retention import sessions_prune
 from loopguard_site.transcripts import layout_rows, selectors
 from loopguard_site.transcripts.event_rows import event_json, numbered_events_insert
 from loopguard_site.transcripts.layout import LayoutBuilder, summary_bins
-from loopguard_site.transcripts.layout_rows import Point, layout_bins, layout_points, session_layouts_update
+from loopguard_site.transcripts.layout_rows import (
+    Point,
+    layout_bins,
+    layout_points,
+    session_layout,
+    session_layouts_update,
+)
 from loopguard_site.transcripts.models import Session, SessionItem, SessionLayout
 from loopguard_site.transcripts.services import (
     Upload,
@@ -120,7 +128,8 @@ def test_a_short_session_keeps_no_layout(long_sessions):
 
 
 @pytest.mark.django_db
-def test_live_appends_build_the_layout_once_long_enough_then_extend_it(long_sessions):
+def test_live_appends_build_the_layout_once_long_enough_then_extend_it(long_sessions, monkeypatch):
+    monkeypatch.setattr(live_services, "LAYOUT_EXTEND_EVENTS", 1)  # every batch extends it
     session = session_create_live(model="m")
     live_ingest(session_id=session.pk, seq=1, events=turn_events(0, 6))  # 30 events: too short
     assert not SessionLayout.objects.filter(session_id=session.pk).exists()
@@ -148,6 +157,43 @@ def test_live_appends_build_the_layout_once_long_enough_then_extend_it(long_sess
     assert state_of(whole.pk) == state_of(session.pk)  # its block counts too
     # The reasoning item that grew across messages, counted once in its block (position 200) with its 7 characters.
     assert state_of(session.pk)["blocks"]["reasoning"]["200"] == [1, 7, 0, 90, 10, 200, 207, 0.0, 0.0]
+
+
+@pytest.mark.django_db
+def test_a_live_session_extends_its_layout_once_in_layout_extend_events_and_a_page_brings_it_up_to_date(
+    long_sessions, monkeypatch
+):
+    monkeypatch.setattr(live_services, "LAYOUT_EXTEND_EVENTS", 40)
+    session = session_create_live(model="m")
+    extended = []
+    for turn in range(30):  # 5 events a message, 150 in all
+        before = Session.objects.get(pk=session.pk).event_count
+        live_ingest(session_id=session.pk, seq=turn + 1, events=turn_events(turn, 1))
+        stored = SessionLayout.objects.filter(session_id=session.pk).first()
+        if layout_due(session.pk, before, before + 5) and before + 5 >= 50:
+            assert stored.state["seq"] == before + 5
+            extended.append(before + 5)
+        else:
+            assert stored is None or stored.state["seq"] <= before
+    assert len(extended) in (2, 3)  # past 50 events, one in every 40
+    assert extended[1] - extended[0] == 40  # the first message past each point, 40 events apart
+
+    session.refresh_from_db()
+    assert session_layout(session).seq == 150
+    assert stored_items(session.pk) == expected_items(30)
+
+
+def test_layout_due_once_in_layout_extend_events_at_a_count_of_each_sessions_own(monkeypatch):
+    monkeypatch.setattr(live_services, "LAYOUT_EXTEND_EVENTS", 100)
+    due = [count for count in range(300) if layout_due(7, count, count + 1)]
+    assert len(due) == 3 and due[1] - due[0] == due[2] - due[1] == 100
+    assert all(layout_due(7, count, count + 100) for count in range(100))  # a batch of 100 events always
+    assert sum(layout_due(7, count, count + 99) for count in range(100)) == 99  # of 99, all but one
+    assert not layout_due(7, 50, 50)
+    firsts = {
+        next(count for count in range(100) if layout_due(session_id, count, count + 1)) for session_id in range(20)
+    }
+    assert len(firsts) > 10  # sessions started together extend in different batches
 
 
 @pytest.mark.django_db
