@@ -29,7 +29,8 @@ Cost: a chunk without a segment mark is a search for one and an append;
 a segment end costs O(segment) to tokenize plus at most
 `max_period` set intersections of small sets (C speed). Memory per channel:
 the current segment (at most `max_segment_chars`), `max_period` token sets,
-and the tokens of up to 2 × `max_period` recent segments by their text.
+and the tokens of up to `max_period` recent segments by their text (most of
+them the same objects as the ring's).
 """
 
 from __future__ import annotations
@@ -60,7 +61,6 @@ ASCII_WORD_RUNS = str.maketrans(
     {c: "0" if chr(c).isdigit() else chr(c) if chr(c).isalpha() or c == ord("_") else " " for c in range(128)}
 )
 PROSE_SHARE = 0.75
-TOKENS_KEPT = 2  # segments whose tokens are kept, in periods (see `_Channel.tokens_of`)
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,7 @@ class _Channel:
         self.token_sets: deque[frozenset[str]] = deque(maxlen=max_period)
         # Segment text -> its tokens, for the segments seen lately: in a loop
         # most segments are said again word for word, and tokenising is most
-        # of a segment's cost. Emptied when it holds `TOKENS_KEPT` × max_period.
+        # of a segment's cost. Emptied when it holds max_period.
         self.tokens_of: dict[str, frozenset[str]] = {}
         # period -> (similar pairs in a row, pairs not identical, segments
         # since the last one bringing a new word, channel offset where the run starts)
@@ -209,7 +209,7 @@ class NearDuplicate(Detector):
         words = state.tokens_of.get(segment)
         if words is None:
             words = prose_tokens(segment)
-            if len(state.tokens_of) >= TOKENS_KEPT * params.max_period:
+            if len(state.tokens_of) >= params.max_period:
                 state.tokens_of.clear()
             state.tokens_of[segment] = words
         size = len(words)

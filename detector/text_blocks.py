@@ -113,13 +113,12 @@ LEADING_LIST_NUMBER = re.compile(LIST_MARKUP + r"\d+[.)](?:\*\*|__)?\s+")
 LIST_OPENERS = frozenset("#*_")
 
 
-# One block of the stream, a plain tuple (START, RAW, LEAD, BODY, and last
-# the hash of its key, which the period finder compares): cheap to build at
-# every boundary, and the garbage collector stops tracking a tuple
+# One block of the stream, a plain tuple (START, RAW, LEAD, BODY): cheap to
+# build at every boundary, and the garbage collector stops tracking a tuple
 # of numbers and strings, where it walks a NamedTuple at every full pass (a
 # live server keeps up to two rings of blocks for each of hundreds of
 # sessions; BENCHMARKS.md, section 4).
-Block = tuple[int, str, int, str, int]
+Block = tuple[int, str, int, str]
 START = 0  # channel offset where the block's raw text begins
 RAW = 1  # the exact text, leading whitespace included
 LEAD = 2  # leading whitespace characters in RAW
@@ -295,8 +294,9 @@ class BlockCycleFinder:
         ring, active = self._ring, self._active
         if active and raw == ring[-active][RAW]:
             # A reported loop going on word for word (most blocks of a looping
-            # stream): the block a period back has this block's key and body.
-            _, _, lead, body, key = ring[-active]
+            # stream): the block a period back has this block's lead, body and key.
+            _, _, lead, body = ring[-active]
+            key = self._tracker.pushed(active)
         else:
             stripped = raw.strip()
             if not stripped:
@@ -330,7 +330,7 @@ class BlockCycleFinder:
         self._pending_len = 0
         self._block_start = end
         live = self._tracker.push(key)
-        ring.append((start, raw, lead, body, key))
+        ring.append((start, raw, lead, body))
         if not live:
             # The common case: no block repeats the one a period back (a run
             # reported before, if any, has broken).

@@ -1,6 +1,6 @@
 """Blocks of a loop already reported, said again word for word, take their
-key and body from the block one period back (`BlockCycleFinder._end_block`):
-the same as working them out."""
+lead and body from the block one period back and their key from the period
+finder's window (`BlockCycleFinder._end_block`): the same as working them out."""
 
 from __future__ import annotations
 
@@ -18,6 +18,8 @@ def test_a_reported_loops_blocks_keep_their_own_key_lead_and_body():
     assert finder.covered_until == len(text) - 1
     raws = ["\n" + line[:-1] for line in lines * 12]
     raws[0] = raws[0][1:]
-    assert [(block[RAW], block[LEAD], block[BODY], block[-1]) for block in finder._ring] == [
-        (raw, len(raw) - len(raw.lstrip()), raw.strip(), hash(raw.strip())) for raw in raws
+    assert [(block[RAW], block[LEAD], block[BODY]) for block in finder._ring] == [
+        (raw, len(raw) - len(raw.lstrip()), raw.strip()) for raw in raws
     ]
+    # The keys the period finder was given: each block's own (no number to mask).
+    assert [finder._tracker.pushed(back) for back in range(len(raws), 0, -1)] == [hash(raw.strip()) for raw in raws]
