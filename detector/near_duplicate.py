@@ -28,7 +28,9 @@ too few words, or words identical from line to line (numbers aside): quiet.
 Cost: a chunk without a segment mark is a search for one and an append;
 a segment end costs O(segment) to tokenize plus at most
 `max_period` set intersections of small sets (C speed). Memory per channel:
-the current segment (at most `max_segment_chars`) and `max_period` token sets.
+the current segment (at most `max_segment_chars`), `max_period` token sets,
+and the tokens of up to `max_period` recent segments by their text (most of
+them the same objects as the ring's).
 """
 
 from __future__ import annotations
@@ -53,6 +55,11 @@ SEGMENT_END = re.compile(r"[.!?。！？\n]")
 WORD = re.compile(r"\w(?:(?<=[^\W\d_])|[\d_]*[^\W\d_])\w*")
 DIGITS = re.compile(r"\d\d*")  # `\d+`, opening with a character set (see WORD)
 CJK = re.compile(r"[\u3400-\u9fff]")
+# ASCII text -> its word characters (digits as "0"), every other character a
+# space: when it holds neither "0" nor "_", its words (`WORD`) are its runs.
+ASCII_WORD_RUNS = str.maketrans(
+    {c: "0" if chr(c).isdigit() else chr(c) if chr(c).isalpha() or c == ord("_") else " " for c in range(128)}
+)
 PROSE_SHARE = 0.75
 
 
@@ -79,7 +86,17 @@ def prose_tokens(text: str) -> frozenset[str]:
     """
     if "|" in text:
         return frozenset()
-    words = WORD.findall(DIGITS.sub("0", text.lower()))
+    lowered = text.lower()
+    if text.isascii():
+        # Most prose: ASCII with no digit and no underscore. Its words are its
+        # runs of letters, split in C, with no search for them (the search
+        # is half of a segment's cost).
+        runs = lowered.translate(ASCII_WORD_RUNS)
+        if "0" not in runs and "_" not in runs:
+            if len(runs) - runs.count(" ") < PROSE_SHARE * (len(text) - text.count(" ")):
+                return frozenset()
+            return frozenset(runs.split())
+    words = WORD.findall(DIGITS.sub("0", lowered))
     if sum(map(len, words)) < PROSE_SHARE * (len(text) - text.count(" ")):
         return frozenset()
     # (`isascii` is a flag of the string, no scan: most text skips the search.)
@@ -95,14 +112,20 @@ def prose_tokens(text: str) -> frozenset[str]:
 
 
 class _Channel:
-    __slots__ = ("pending", "pending_len", "start", "ring", "runs", "active")
+    __slots__ = ("pending", "pending_len", "start", "ring", "token_sets", "tokens_of", "runs", "active")
 
     def __init__(self, max_period: int) -> None:
         self.pending: list[str] = []
         self.pending_len = 0
         self.start = 0  # channel offset of the current segment
-        # (start, text, token set) of the last compared segments.
-        self.ring: deque[tuple[int, str, frozenset[str]]] = deque(maxlen=max_period)
+        # (start, text) of the last compared segments, and their token sets
+        # apart: a set operation takes them all as arguments, with no loop.
+        self.ring: deque[tuple[int, str]] = deque(maxlen=max_period)
+        self.token_sets: deque[frozenset[str]] = deque(maxlen=max_period)
+        # Segment text -> its tokens, for the segments seen lately: in a loop
+        # most segments are said again word for word, and tokenising is most
+        # of a segment's cost. Emptied when it holds max_period.
+        self.tokens_of: dict[str, frozenset[str]] = {}
         # period -> (similar pairs in a row, pairs not identical, segments
         # since the last one bringing a new word, channel offset where the run starts)
         self.runs: dict[int, tuple[int, int, int, int]] = {}
@@ -183,23 +206,28 @@ class NearDuplicate(Detector):
         # A token is at least one character: a shorter segment holds too few.
         if len(segment) < params.min_tokens:
             return None
-        words = prose_tokens(segment)
+        words = state.tokens_of.get(segment)
+        if words is None:
+            words = prose_tokens(segment)
+            if len(state.tokens_of) >= params.max_period:
+                state.tokens_of.clear()
+            state.tokens_of[segment] = words
         size = len(words)
         if size < params.min_tokens:
             return None
-        ring, runs, threshold = state.ring, state.runs, params.similarity
+        ring, token_sets, runs, threshold = state.ring, state.token_sets, state.runs, params.similarity
         # A word none of the recent segments holds: a parallel list names a new
         # subject in every item ("Leopon", "Jaglion", "Pumard"); a reworded
         # loop soon only swaps in words it has used before. A run fires once
         # a whole copy brought no new word.
-        unseen = len(words.difference(*[segment[2] for segment in ring]))
+        unseen = len(words.difference(*token_sets))
         fresh = unseen > 0
         grown: dict[int, tuple[int, int, int, int]] = {}
         # Jaccard is at most the share of this segment's words found in the
         # other: when the recent segments together hold too few, none is similar.
         if size - unseen >= threshold * size:
             least = threshold * size
-            for d, (before_start, _, before) in enumerate(reversed(ring), 1):
+            for d, before in enumerate(reversed(token_sets), 1):
                 other = len(before)
                 # Jaccard is at most the ratio of the smaller set to the larger.
                 if (other < least) if other < size else (size < threshold * other):
@@ -207,9 +235,11 @@ class NearDuplicate(Detector):
                 common = len(words & before)
                 similarity = common / (size + other - common)
                 if similarity >= threshold:
-                    pairs, changed, settled, run_start = runs.get(d, (0, 0, 0, before_start))
+                    run = runs.get(d)
+                    pairs, changed, settled, run_start = run if run else (0, 0, 0, ring[-d][0])
                     grown[d] = (pairs + 1, changed + (similarity < 1), 0 if fresh else settled + 1, run_start)
-        ring.append((start, segment, words))
+        ring.append((start, segment))
+        token_sets.append(words)
         state.runs = grown
         if state.active:
             if state.active in grown:

@@ -147,6 +147,11 @@ class PeriodTracker:
                 return PeriodRun(period=p, length=m + p)
         return PeriodRun(period=q, length=run) if based else None
 
+    def pushed(self, back: int) -> Hashable:
+        """The element pushed `back` pushes ago (1: the last one), `back` at
+        most `max_period` and the elements pushed."""
+        return self._recent[-back]
+
     def live_periods(self) -> list[int]:
         """The periods whose run goes on at the tail (matches > 0), smallest first."""
         q = self._base

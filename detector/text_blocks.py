@@ -291,53 +291,62 @@ class BlockCycleFinder:
 
     def _end_block(self, end: int, confirmed_at: int, final: bool = False) -> RepeatedRegion | None:
         raw = "".join(self._pending)
-        stripped = raw.strip()
-        if not stripped:
-            # Whitespace joins the next block as its lead; keep a bounded tail of it.
-            cap = self.params.block_max_chars
-            if len(raw) > cap:
-                self._block_start += len(raw) - cap
-                raw = raw[-cap:]
-            self._pending = [raw]
-            self._pending_len = 0
-            return None
-        if stripped[-1] == "." and LIST_NUMBER.fullmatch(raw):
-            return None  # a list number ("12.") joins the block it numbers
+        ring, active = self._ring, self._active
+        if active and raw == ring[-active][RAW]:
+            # A reported loop going on word for word (most blocks of a looping
+            # stream): the block a period back has this block's lead, body and key.
+            _, _, lead, body = ring[-active]
+            key = self._tracker.pushed(active)
+        else:
+            stripped = raw.strip()
+            if not stripped:
+                # Whitespace joins the next block as its lead; keep a bounded tail of it.
+                cap = self.params.block_max_chars
+                if len(raw) > cap:
+                    self._block_start += len(raw) - cap
+                    raw = raw[-cap:]
+                self._pending = [raw]
+                self._pending_len = 0
+                return None
+            if stripped[-1] == "." and LIST_NUMBER.fullmatch(raw):
+                return None  # a list number ("12.") joins the block it numbers
+            # An ordered-list number is markup (seed 000 type 2 strips it); other
+            # numbers are content, masked only in blocks with words (counters).
+            first = stripped[0]
+            # (Only a mark of markup or a digit may open one: most blocks skip the match.)
+            number = LEADING_LIST_NUMBER.match(stripped) if first in LIST_OPENERS or first.isdecimal() else None
+            body = stripped[number.end() :] if number else stripped
+            # Numbers are masked ("Episode 5", "第5集", "M16:", "a. 176", a grid's
+            # row "3 | 7 | 1") except a lone number: "1, 2, 3, …" is a count. List
+            # numbers with no item ("101. 102.", "107.") are masked: a layout of
+            # numbers, held to a grid's rows like any letter-free row.
+            masked, numbers = DIGITS.subn("0", body)
+            if numbers == 1 and not LETTER.search(body) and not LIST_NUMBER.fullmatch(body):
+                masked = body
+            key = hash(masked)
+            lead = raw.find(first)
         start = self._block_start
         self._pending = []
         self._pending_len = 0
         self._block_start = end
-        # An ordered-list number is markup (seed 000 type 2 strips it); other
-        # numbers are content, masked only in blocks with words (counters).
-        first = stripped[0]
-        # (Only a mark of markup or a digit may open one: most blocks skip the match.)
-        number = LEADING_LIST_NUMBER.match(stripped) if first in LIST_OPENERS or first.isdecimal() else None
-        body = stripped[number.end() :] if number else stripped
-        # Numbers are masked ("Episode 5", "第5集", "M16:", "a. 176", a grid's
-        # row "3 | 7 | 1") except a lone number: "1, 2, 3, …" is a count. List
-        # numbers with no item ("101. 102.", "107.") are masked: a layout of
-        # numbers, held to a grid's rows like any letter-free row.
-        key, numbers = DIGITS.subn("0", body)
-        if numbers == 1 and not LETTER.search(body) and not LIST_NUMBER.fullmatch(body):
-            key = body
-        live = self._tracker.push(hash(key))
-        self._ring.append((start, raw, raw.find(first), body))
+        live = self._tracker.push(key)
+        ring.append((start, raw, lead, body))
         if not live:
             # The common case: no block repeats the one a period back (a run
             # reported before, if any, has broken).
             self._active = 0
             return None
+        if active:
+            if self._tracker.run_length(active):
+                self.covered_until = start + len(raw)  # (`_end` of this block)
+                return None  # the reported run goes on (most blocks of a loop)
+            self._active = 0
         return self._evaluate(confirmed_at, final)
 
     def _evaluate(self, at: int, final: bool = False) -> RepeatedRegion | None:
         """The judgement at a block's end, some run going on (`final`: the
         stream's last block, which ends its line without a line break)."""
         tracker, ring, params = self._tracker, self._ring, self.params
-        if self._active:
-            if tracker.run_length(self._active):
-                self.covered_until = _end(ring[-1])
-                return None  # the reported run goes on
-            self._active = 0
         last = ring[-1]
         judged: list[int] = []
         rows_in_run: dict[int, int] = {}  # run length -> blocks holding a grid's rows (multiples share a run)

@@ -5,7 +5,9 @@ they find, on the cases their longer forms spell out."""
 
 from __future__ import annotations
 
-from detector.near_duplicate import WORD, prose_tokens
+import random
+
+from detector.near_duplicate import PROSE_SHARE, WORD, prose_tokens
 from detector.text_blocks import DIGITS, STRONG_BOUNDARY, BlockCycleFinder
 from detector.text_loop import TextLoopParams
 
@@ -30,6 +32,33 @@ def test_prose_tokens_unchanged_by_digits_and_case():
     assert prose_tokens("Step 12 of the Plan: check the plan again, step 13.") == frozenset(
         {"step", "of", "the", "plan", "check", "again"}
     )
+
+
+def words_by_pattern(text: str) -> frozenset[str]:
+    """`prose_tokens` of ASCII text by the word pattern alone (before the
+    shortcut for text with no digit and no underscore)."""
+    if "|" in text:
+        return frozenset()
+    words = WORD.findall(DIGITS.sub("0", text.lower()))
+    if sum(map(len, words)) < PROSE_SHARE * (len(text) - text.count(" ")):
+        return frozenset()
+    return frozenset(words)
+
+
+def test_ascii_prose_tokens_are_the_word_patterns_words():
+    # At the prose share's edge: 3 letters of 4 visible characters are prose,
+    # of 5 not (a tab is visible, as for the pattern).
+    assert [prose_tokens(text) for text in ("Abc,", "Abc,,", "abc\t", "ab c.")] == [
+        frozenset({"abc"}),
+        frozenset(),
+        frozenset({"abc"}),
+        frozenset({"ab", "c"}),
+    ]
+    rng = random.Random(19)
+    alphabet = "aZq  \t\n,.-'/_07|"
+    for _ in range(20_000):
+        text = "".join(rng.choices(alphabet, k=rng.randint(0, 24)))
+        assert prose_tokens(text) == words_by_pattern(text), text
 
 
 def test_a_mark_with_no_whitespace_after_it_is_held_like_a_word():
