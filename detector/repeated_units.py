@@ -116,8 +116,7 @@ class ShortUnitFinder:
         "_text",
         "pending",
         "chars_to_check",
-        "_asked",
-        "_regular_left",
+        "_regular_at",
         "_active_period",
         "covered_until",
         "_long_clear_at",
@@ -146,11 +145,11 @@ class ShortUnitFinder:
         # would only append it.
         self.pending: list[str] = []
         self.chars_to_check = self.params.unit_check_every  # characters until the next check
-        # The regular checks fall every `unit_check_every` characters whatever
-        # extra checks come between them (`_check_when_due`), so those cost
-        # only themselves: the characters the last check asked for, and the
-        # characters from it to the next regular check.
-        self._asked = self._regular_left = self.params.unit_check_every
+        # Channel position of the next regular check: they fall every
+        # `unit_check_every` characters whatever extra checks come between
+        # them (`_check_when_due`), so those cost only themselves. (The first
+        # check after a reset is a regular one: only a check asks for another.)
+        self._regular_at = 0
         self._active_period = 0
         self.covered_until = 0  # end of the last reported loop, as far as it went on
         # Channel position of the last check whose search of the whole long
@@ -164,22 +163,21 @@ class ShortUnitFinder:
         self.chars_to_check -= len(text)
         if self.chars_to_check:
             return ()
-        left = self._regular_left - self._asked
-        if left <= 0:
-            left = self.params.unit_check_every
+        position = offset + len(text)
+        if position >= self._regular_at:
+            self._regular_at = position + self.params.unit_check_every
         # (`_check` brings the next check nearer when a run is under way.)
-        self._regular_left = self.chars_to_check = left
-        region = self._check(offset + len(text))
-        self._asked = self.chars_to_check
+        self.chars_to_check = self._regular_at - position
+        region = self._check(position)
         return () if region is None else (region,)
 
     def flush(self, end: int) -> tuple[RepeatedRegion, ...]:
         """The stream ended (`finish`): check the tail now."""
         if not self.pending:
             return ()  # nothing since the last check
-        self._regular_left = self.chars_to_check = self.params.unit_check_every
+        self._regular_at = end + self.params.unit_check_every
+        self.chars_to_check = self.params.unit_check_every
         region = self._check(end)
-        self._asked = self.chars_to_check
         return () if region is None else (region,)
 
     def _check_when_due(self, text: str, base: int, p: int, need: int) -> None:
