@@ -30,7 +30,7 @@ too few words, or words identical from line to line (numbers aside): quiet.
 Cost: a chunk without a segment mark is a search for one and an append;
 a segment end costs O(segment) to tokenize plus at most
 `max_period` set intersections of small sets (C speed). Memory per channel:
-the current segment (at most `max_segment_chars`), `max_period` token sets,
+the current segment (at most `max_segment_chars`), 2 × `max_period` token sets,
 and the tokens of up to `max_period` recent segments by their text (most of
 them the same objects as the ring's).
 """
@@ -40,6 +40,7 @@ from __future__ import annotations
 import re
 from collections import deque
 from dataclasses import dataclass
+from itertools import islice
 
 from .base import Detector, StreamContext
 from .detection import Detection
@@ -130,8 +131,10 @@ class _Channel:
         self.extra = 0
         # (start, extra, text) of the last compared segments, and their token
         # sets apart: a set operation takes them all as arguments, with no loop.
+        # The sets go twice as far back: the words of two copies of the longest
+        # cycle, which a reworded loop's new words are looked for in.
         self.ring: deque[tuple[int, int, str]] = deque(maxlen=max_period)
-        self.token_sets: deque[frozenset[str]] = deque(maxlen=max_period)
+        self.token_sets: deque[frozenset[str]] = deque(maxlen=2 * max_period)
         # Segment text -> its tokens, for the segments seen lately: in a loop
         # most segments are said again word for word, and tokenising is most
         # of a segment's cost. Emptied when it holds max_period.
@@ -231,8 +234,8 @@ class NearDuplicate(Detector):
         ring, token_sets, runs, threshold = state.ring, state.token_sets, state.runs, params.similarity
         # A word none of the recent segments holds: a parallel list names a new
         # subject in every item ("Leopon", "Jaglion", "Pumard"); a reworded
-        # loop soon only swaps in words it has used before. A run fires once
-        # a whole copy brought no new word.
+        # loop soon only swaps in words it has used before, in this copy or
+        # one further back. A run fires once a whole copy brought no new word.
         unseen = len(words.difference(*token_sets))
         fresh = unseen > 0
         grown: dict[int, tuple[int, int, int, int, int]] = {}
@@ -240,7 +243,7 @@ class NearDuplicate(Detector):
         # other: when the recent segments together hold too few, none is similar.
         if size - unseen >= threshold * size:
             least = threshold * size
-            for d, before in enumerate(reversed(token_sets), 1):
+            for d, before in enumerate(islice(reversed(token_sets), params.max_period), 1):
                 other = len(before)
                 # Jaccard is at most the ratio of the smaller set to the larger.
                 if (other < least) if other < size else (size < threshold * other):
