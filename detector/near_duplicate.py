@@ -15,7 +15,9 @@ period d runs while every segment is similar (≥ `similarity`) to the one d
 segments back.
 
 A run of period d fires once it holds `min_copies` copies (d × (copies − 1)
-similar pairs) over `region_chars` characters, and at least one pair is not
+similar pairs) over `region_chars` characters (a Chinese character counts as
+`HAN_CHAR_WEIGHT`: a passage in English runs three to four times as many
+characters as in Chinese), and at least one pair is not
 identical in its words (identical copies are `text_loop`'s, which stops them
 sooner). Once fired, the run is reported once while it goes on.
 
@@ -28,7 +30,7 @@ too few words, or words identical from line to line (numbers aside): quiet.
 Cost: a chunk without a segment mark is a search for one and an append;
 a segment end costs O(segment) to tokenize plus at most
 `max_period` set intersections of small sets (C speed). Memory per channel:
-the current segment (at most `max_segment_chars`), `max_period` token sets,
+the current segment (at most `max_segment_chars`), 2 × `max_period` token sets,
 and the tokens of up to `max_period` recent segments by their text (most of
 them the same objects as the ring's).
 """
@@ -38,6 +40,7 @@ from __future__ import annotations
 import re
 from collections import deque
 from dataclasses import dataclass
+from itertools import islice
 
 from .base import Detector, StreamContext
 from .detection import Detection
@@ -55,6 +58,10 @@ SEGMENT_END = re.compile(r"[.!?。！？\n]")
 WORD = re.compile(r"\w(?:(?<=[^\W\d_])|[\d_]*[^\W\d_])\w*")
 DIGITS = re.compile(r"\d\d*")  # `\d+`, opening with a character set (see WORD)
 CJK = re.compile(r"[\u3400-\u9fff]")
+# What a Chinese character counts for in `region_chars`, and (one extra count
+# per character) how it is found.
+HAN_CHAR_WEIGHT = 3
+HAN_CHARS = re.compile(r"[\u3400-\u9fff]+")
 # ASCII text -> its word characters (digits as "0"), every other character a
 # space: when it holds neither "0" nor "_", its words (`WORD`) are its runs.
 ASCII_WORD_RUNS = str.maketrans(
@@ -112,23 +119,29 @@ def prose_tokens(text: str) -> frozenset[str]:
 
 
 class _Channel:
-    __slots__ = ("pending", "pending_len", "start", "ring", "token_sets", "tokens_of", "runs", "active")
+    __slots__ = ("pending", "pending_len", "start", "extra", "ring", "token_sets", "tokens_of", "runs", "active")
 
     def __init__(self, max_period: int) -> None:
         self.pending: list[str] = []
         self.pending_len = 0
         self.start = 0  # channel offset of the current segment
-        # (start, text) of the last compared segments, and their token sets
-        # apart: a set operation takes them all as arguments, with no loop.
-        self.ring: deque[tuple[int, str]] = deque(maxlen=max_period)
-        self.token_sets: deque[frozenset[str]] = deque(maxlen=max_period)
+        # What the Chinese characters of the segments before it add to their
+        # length (`HAN_CHAR_WEIGHT`): a run's region is its characters and the
+        # difference of this between its ends.
+        self.extra = 0
+        # (start, extra, text) of the last compared segments, and their token
+        # sets apart: a set operation takes them all as arguments, with no loop.
+        # The sets go twice as far back: the words of two copies of the longest
+        # cycle, which a reworded loop's new words are looked for in.
+        self.ring: deque[tuple[int, int, str]] = deque(maxlen=max_period)
+        self.token_sets: deque[frozenset[str]] = deque(maxlen=2 * max_period)
         # Segment text -> its tokens, for the segments seen lately: in a loop
         # most segments are said again word for word, and tokenising is most
         # of a segment's cost. Emptied when it holds max_period.
         self.tokens_of: dict[str, frozenset[str]] = {}
-        # period -> (similar pairs in a row, pairs not identical, segments
-        # since the last one bringing a new word, channel offset where the run starts)
-        self.runs: dict[int, tuple[int, int, int, int]] = {}
+        # period -> (similar pairs in a row, pairs not identical, segments since
+        # the last one bringing a new word, channel offset and extra where the run starts)
+        self.runs: dict[int, tuple[int, int, int, int, int]] = {}
         self.active = 0  # period of the run already reported
 
 
@@ -203,6 +216,9 @@ class NearDuplicate(Detector):
         state.pending = []
         state.pending_len = 0
         state.start = end
+        extra = state.extra
+        if not segment.isascii():
+            state.extra += (HAN_CHAR_WEIGHT - 1) * sum(map(len, HAN_CHARS.findall(segment)))
         # A token is at least one character: a shorter segment holds too few.
         if len(segment) < params.min_tokens:
             return None
@@ -218,16 +234,16 @@ class NearDuplicate(Detector):
         ring, token_sets, runs, threshold = state.ring, state.token_sets, state.runs, params.similarity
         # A word none of the recent segments holds: a parallel list names a new
         # subject in every item ("Leopon", "Jaglion", "Pumard"); a reworded
-        # loop soon only swaps in words it has used before. A run fires once
-        # a whole copy brought no new word.
+        # loop soon only swaps in words it has used before, in this copy or
+        # one further back. A run fires once a whole copy brought no new word.
         unseen = len(words.difference(*token_sets))
         fresh = unseen > 0
-        grown: dict[int, tuple[int, int, int, int]] = {}
+        grown: dict[int, tuple[int, int, int, int, int]] = {}
         # Jaccard is at most the share of this segment's words found in the
         # other: when the recent segments together hold too few, none is similar.
         if size - unseen >= threshold * size:
             least = threshold * size
-            for d, before in enumerate(reversed(token_sets), 1):
+            for d, before in enumerate(islice(reversed(token_sets), params.max_period), 1):
                 other = len(before)
                 # Jaccard is at most the ratio of the smaller set to the larger.
                 if (other < least) if other < size else (size < threshold * other):
@@ -236,25 +252,31 @@ class NearDuplicate(Detector):
                 similarity = common / (size + other - common)
                 if similarity >= threshold:
                     run = runs.get(d)
-                    pairs, changed, settled, run_start = run if run else (0, 0, 0, ring[-d][0])
-                    grown[d] = (pairs + 1, changed + (similarity < 1), 0 if fresh else settled + 1, run_start)
-        ring.append((start, segment))
+                    pairs, changed, settled, run_start, run_extra = run if run else (0, 0, 0, *ring[-d][:2])
+                    grown[d] = (
+                        pairs + 1,
+                        changed + (similarity < 1),
+                        0 if fresh else settled + 1,
+                        run_start,
+                        run_extra,
+                    )
+        ring.append((start, extra, segment))
         token_sets.append(words)
         state.runs = grown
         if state.active:
             if state.active in grown:
                 return None  # the reported run goes on
             state.active = 0
-        for d, (pairs, changed, settled, run_start) in sorted(grown.items()):
+        for d, (pairs, changed, settled, run_start, run_extra) in sorted(grown.items()):
             if (
                 pairs >= d * (params.min_copies - 1)
                 and changed
                 and settled >= d
-                and end - run_start >= params.region_chars
+                and end - run_start + state.extra - run_extra >= params.region_chars
             ):
                 state.active = d
                 copies = pairs // d + 1
-                unit = "".join(ring[-j][1] for j in range(d, 0, -1)).strip()
+                unit = "".join(ring[-j][2] for j in range(d, 0, -1)).strip()
                 return Detection(
                     detector=self.name,
                     type="near_duplicate",

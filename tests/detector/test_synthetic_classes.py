@@ -46,7 +46,7 @@ ALWAYS = (
 )
 FLOORS = {
     "c template cycles, uneven numbers": 0.5,
-    "d near-duplicate paraphrase loops": 0.4,
+    "d near-duplicate paraphrase loops": 0.8,
     # A rule row of few visible characters ("|  | --- |") needs more copies than some runs hold.
     "g a table's rule row said again": 0.75,
 }
@@ -116,6 +116,53 @@ def test_a_parallel_list_is_no_paraphrase_loop():
         for name in names
     )
     assert scan(text) == []
+
+
+CACHE_ZH = "问题的关键在于缓存失效得太早，每一个请求都会重新访问数据库，导致延迟随着同时在线的用户数量不断增加。\n"
+
+
+def test_a_chinese_character_counts_as_three_in_a_paraphrase_loops_region():
+    # Eight copies of a 50-character sentence (47 Chinese characters, two
+    # commas and a full stop), one word swapped now and then: the fifth copy
+    # holds min_copies and has brought no new word; its region is 254
+    # characters, 254 + 2 × 5 × 47 = 724 with the Chinese ones counted three
+    # times: over region_chars (600).
+    swapped = [("", ""), ("太早", "过早"), ("不断", "持续")]
+    copies = [CACHE_ZH.replace(*swapped[i % 3]) if i % 3 else CACHE_ZH for i in range(8)]
+    (warned, stopped) = scan("".join(copies))
+    assert (warned.detector, warned.start, warned.repeats) == ("near_duplicate", 0, 5)
+    assert warned.at == 5 * len(CACHE_ZH) - 1  # the fifth copy's full stop
+    assert (stopped.detector, stopped.type) == ("text_loop", "short_unit")  # three copies said word for word
+    # A line of 23 characters (21 Chinese, a full stop, a line break) weighs
+    # 23 + 2 × 21 = 65: nine copies 584, ten 649 at the tenth's full stop.
+    short = ["我需要再检查一下这个函数是否正确处理了输入。\n", "我需要再核对一下这个函数是否正确处理了输入。\n"]
+    (warned,) = [d for d in scan("".join(short[i % 2] for i in range(14))) if d.detector == "near_duplicate"]
+    assert (warned.start, warned.repeats, warned.at) == (0, 10, 10 * 23 - 1)
+
+
+CACHE_EN = "The main problem here is that the cache is invalidated {}, so every request goes to the database again.\n"
+SPLIT_EN = "To solve this we could split the work into {} batches and process each batch in its own worker.\n"
+CHECK_EN = "I need to make sure the answer covers every case the user {} before I write the final version.\n"
+
+
+def test_a_reworded_loop_may_take_its_words_from_two_copies_back():
+    # Three sentences said over and over, each with its own word taken in
+    # turn from five: every copy brings a word the last 12 sentences (four
+    # copies) do not hold, and from the sixth copy on one the last 24 do.
+    words = [
+        ["too early", "too soon", "prematurely", "before its time", "ahead of schedule"],
+        ["smaller", "tiny", "little", "modest", "compact"],
+        ["mentioned", "raised", "named", "listed", "described"],
+    ]
+    copies = [
+        CACHE_EN.format(words[0][i % 5]) + SPLIT_EN.format(words[1][i % 5]) + CHECK_EN.format(words[2][i % 5])
+        for i in range(9)
+    ]
+    (found,) = scan("".join(copies))
+    assert (found.detector, found.start, found.repeats) == ("near_duplicate", 0, 6)
+    assert found.at == len("".join(copies[:6])) - 1  # the sixth copy's last full stop
+    # Five copies bring a new word each: no loop yet.
+    assert scan("".join(copies[:5])) == []
 
 
 def test_near_duplicate_is_in_the_default_profile_and_warns():
