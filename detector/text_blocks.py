@@ -477,8 +477,10 @@ class BlockCycleFinder:
         if len(ring) <= 2 * p + q:
             return True
         numbers = self._numbers
-        if len(numbers) >= len(ring):
-            numbers.clear()
+        if len(numbers) > 2 * len(ring):
+            # Keep the blocks still in the ring: twice its length at most.
+            oldest = ring[0][START]
+            numbers = self._numbers = {start: found for start, found in numbers.items() if start >= oldest}
         for i in range(1, q + 1):
             newest, back, earlier = ring[-i], ring[-i - p], ring[-i - 2 * p]
             if newest[BODY] == back[BODY]:
