@@ -141,6 +141,9 @@ class BlockCycleFinder:
         "_block_start",
         "_last_char",
         "_active",
+        "_numbers",
+        "_pushed",
+        "_blocked_until",
         "covered_until",
         "_tail_room",
     )
@@ -171,6 +174,11 @@ class BlockCycleFinder:
         self._block_start = 0
         self._last_char = ""
         self._active = 0  # period (in blocks) of the run already reported
+        self._numbers: dict[int, list[int]] = {}  # block start -> its numbers, for recent blocks
+        self._pushed = 0  # blocks pushed
+        # period -> the count of blocks pushed before which its run cannot complete
+        # (`_may_complete`: a block broke it, and stays in its run that long).
+        self._blocked_until: dict[int, int] = {}
         self.covered_until = 0  # end of the last reported loop, as far as it went on
 
     def feed(self, text: str, offset: int) -> list[RepeatedRegion]:
@@ -330,6 +338,7 @@ class BlockCycleFinder:
         self._pending_len = 0
         self._block_start = end
         live = self._tracker.push(key)
+        self._pushed += 1
         ring.append((start, raw, lead, body))
         if not live:
             # The common case: no block repeats the one a period back (a run
@@ -357,7 +366,20 @@ class BlockCycleFinder:
                 continue
             # A multiple of a cycle judged already is no new evidence when its
             # copies are that cycle's copies (two dividers, two epochs of a log).
-            multiple = [q for q in judged if p % q == 0]
+            # (The shortest such cycle first, and the others only if needed: a
+            # log's row brings every period, and all but one are multiples.)
+            if self._blocked_until.get(p, 0) > self._pushed:
+                judged.append(p)
+                continue
+            shortest = next((q for q in judged if p % q == 0), 0)
+            if shortest and not self._may_complete(p, shortest):
+                # The block that broke it, one of the newest `shortest`, stays in
+                # any run of p that may fire (both checks read 2p blocks at
+                # least) for p - shortest + 1 blocks more.
+                self._blocked_until[p] = self._pushed + p - shortest + 1
+                judged.append(p)
+                continue
+            multiple = [q for q in judged if p % q == 0] if shortest else []
             judged.append(p)
             if any(_same_copies(ring, q, p) for q in multiple):
                 continue
@@ -438,6 +460,43 @@ class BlockCycleFinder:
             if record:
                 return self._region(run, p, at, "template_cycle")
         return None
+
+    def _may_complete(self, p: int, q: int) -> bool:
+        """Whether the newest blocks may complete a cycle of `p` blocks that
+        is a multiple of the cycle of `q` judged already. Such a multiple is
+        never a record: it fires on copies said word for word or on numbers
+        that count, all along its run. So each of the newest `q` blocks (the
+        newest copy of the shorter cycle: a log's last row) must say the
+        block p back word for word, or step its numbers from it as that
+        block stepped from the one p before it (as `_counter_steps` reads
+        them). In a log or a table some column breaks both at once, and the
+        rest of the judgement, O(p) a period, is skipped: every row of a log
+        brings each multiple of its one-row cycle, up to `block_max_period`
+        rows."""
+        ring = self._ring
+        if len(ring) <= 2 * p + q:
+            return True
+        numbers = self._numbers
+        if len(numbers) > 2 * len(ring):
+            # Keep the blocks still in the ring: twice its length at most.
+            oldest = ring[0][START]
+            numbers = self._numbers = {start: found for start, found in numbers.items() if start >= oldest}
+        for i in range(1, q + 1):
+            newest, back, earlier = ring[-i], ring[-i - p], ring[-i - 2 * p]
+            if newest[BODY] == back[BODY]:
+                continue
+            read = []
+            for block in (newest, back, earlier):
+                found = numbers.get(block[START])
+                if found is None:
+                    found = numbers[block[START]] = _block_numbers(block)
+                read.append(found)
+            now, before, first = read
+            if len(now) != len(before) or len(before) != len(first):
+                return False
+            if any(a - b != b - c for a, b, c in zip(now, before, first, strict=True)):
+                return False
+        return True
 
     def _region(self, blocks: list[Block], p: int, at: int, kind: str) -> RepeatedRegion:
         first = blocks[0]
