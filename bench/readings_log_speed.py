@@ -20,10 +20,12 @@ copy of it to measure that version.
 from __future__ import annotations
 
 import argparse
+import itertools
 import random
 import statistics
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -33,40 +35,41 @@ from detector import Monitor  # noqa: E402
 CHUNK = 4
 
 
+def _first_chars(lines: Iterator[str], chars: int) -> str:
+    """The first `chars` characters of the lines."""
+    taken, length = [], 0
+    for line in lines:
+        if length >= chars:
+            break
+        taken.append(line)
+        length += len(line)
+    return "".join(taken)[:chars]
+
+
 def readings_log(chars: int, seed: int) -> str:
     """Lines of three readings with two decimals or one, `chars` characters in all."""
     rng = random.Random(seed)
-    lines, length = [], 0
-    while length < chars:
-        line = f"{rng.uniform(0, 100):.2f} {rng.uniform(0, 100):.2f} {rng.uniform(0, 100):.1f}\n"
-        lines.append(line)
-        length += len(line)
-    return "".join(lines)[:chars]
+    lines = iter(lambda: f"{rng.uniform(0, 100):.2f} {rng.uniform(0, 100):.2f} {rng.uniform(0, 100):.1f}\n", None)
+    return _first_chars(lines, chars)
 
 
 def training_log(chars: int, seed: int) -> str:
     """A training log's lines, an epoch a line, `chars` characters in all."""
     rng = random.Random(seed)
-    lines, length, epoch = [], 0, 0
-    while length < chars:
-        epoch += 1
-        line = f"Epoch {epoch}/5000 - loss: {rng.uniform(0, 2):.4f} - acc: {rng.uniform(0, 1):.4f}\n"
-        lines.append(line)
-        length += len(line)
-    return "".join(lines)[:chars]
+    lines = (
+        f"Epoch {epoch}/5000 - loss: {rng.uniform(0, 2):.4f} - acc: {rng.uniform(0, 1):.4f}\n"
+        for epoch in itertools.count(1)
+    )
+    return _first_chars(lines, chars)
 
 
 def sales_table(chars: int, seed: int) -> str:
     """Three stores' sales a day, a row each, `chars` characters in all."""
     rng = random.Random(seed)
-    lines, length, day = [], 0, 0
-    while length < chars:
-        day += 1
-        for store in (1, 2, 3):
-            line = f"Day {day}, store {store}: {rng.randint(10, 99)} sales\n"
-            lines.append(line)
-            length += len(line)
-    return "".join(lines)[:chars]
+    lines = (
+        f"Day {day}, store {store}: {rng.randint(10, 99)} sales\n" for day in itertools.count(1) for store in (1, 2, 3)
+    )
+    return _first_chars(lines, chars)
 
 
 LOGS = {"readings": readings_log, "training": training_log, "sales": sales_table}
