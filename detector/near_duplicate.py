@@ -62,11 +62,15 @@ CJK = re.compile(r"[\u3400-\u9fff]")
 # per character) how it is found.
 HAN_CHAR_WEIGHT = 3
 HAN_CHARS = re.compile(r"[\u3400-\u9fff]+")
-# ASCII text -> its word characters (digits as "0"), every other character a
-# space: when it holds neither "0" nor "_", its words (`WORD`) are its runs.
-ASCII_WORD_RUNS = str.maketrans(
-    {c: "0" if chr(c).isdigit() else chr(c) if chr(c).isalpha() or c == ord("_") else " " for c in range(128)}
+# ASCII text, as bytes -> its word characters lower-cased (digits as "0"),
+# every other character a space: its words (`WORD`) are its runs that hold
+# a letter, digit runs squeezed to one "0". A byte table: `bytes.translate`
+# is a table look-up per character in C, `str.translate` a dict look-up.
+ASCII_WORD_RUNS = bytes(
+    ord("0") if chr(c).isdigit() else ord(chr(c).lower()) if chr(c).isalpha() or chr(c) == "_" else ord(" ")
+    for c in range(256)
 )
+ZERO_RUNS = re.compile("00+")
 PROSE_SHARE = 0.75
 
 
@@ -93,26 +97,31 @@ def prose_tokens(text: str) -> frozenset[str]:
     """
     if "|" in text:
         return frozenset()
-    lowered = text.lower()
     if text.isascii():
-        # Most prose: ASCII with no digit and no underscore. Its words are its
-        # runs of letters, split in C, with no search for them (the search
-        # is half of a segment's cost).
-        runs = lowered.translate(ASCII_WORD_RUNS)
+        # Most text: its words are its runs of word characters, split in C
+        # with no search for them (the search was half of a segment's cost).
+        runs = text.encode().translate(ASCII_WORD_RUNS).decode()
         if "0" not in runs and "_" not in runs:
+            # Prose with no digit and no underscore: every run is a word.
             if len(runs) - runs.count(" ") < PROSE_SHARE * (len(text) - text.count(" ")):
                 return frozenset()
             return frozenset(runs.split())
-    words = WORD.findall(DIGITS.sub("0", lowered))
+        if "00" in runs:
+            runs = ZERO_RUNS.sub("0", runs)  # a number is one "0", as `DIGITS.sub` makes it
+        # A run holding a letter: its letters are lower-case, "0" and "_" uncased.
+        words = list(filter(str.islower, runs.split()))
+        if sum(map(len, words)) < PROSE_SHARE * (len(text) - text.count(" ")):
+            return frozenset()
+        return frozenset(words)
+    words = WORD.findall(DIGITS.sub("0", text.lower()))
     if sum(map(len, words)) < PROSE_SHARE * (len(text) - text.count(" ")):
         return frozenset()
-    # (`isascii` is a flag of the string, no scan: most text skips the search.)
-    if text.isascii() or not CJK.search(text):
+    if not CJK.search(text):
         return frozenset(words)
     found = set()
     for word in words:
-        if CJK.match(word):
-            found.update(word[i : i + 2] for i in range(max(1, len(word) - 1)))
+        if CJK.match(word) and len(word) > 1:
+            found.update(map(str.__add__, word, word[1:]))  # its bigrams, made in C
         else:
             found.add(word)
     return frozenset(found)

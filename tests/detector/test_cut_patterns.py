@@ -34,6 +34,10 @@ def test_prose_tokens_unchanged_by_digits_and_case():
     )
 
 
+def test_a_chinese_run_is_its_bigrams_and_a_lone_chinese_character_itself():
+    assert prose_tokens("好 再检查 ok") == frozenset({"好", "再检", "检查", "ok"})
+
+
 def words_by_pattern(text: str) -> frozenset[str]:
     """`prose_tokens` of ASCII text by the word pattern alone (before the
     shortcut for text with no digit and no underscore)."""
