@@ -103,7 +103,9 @@ TEXT_CHARS = 2_000_000  # of the corpus's normal content, shared by the producer
 DRAIN_S = 30  # how long acks and viewers may lag behind the last send
 CONNECT_AT_ONCE = 25  # handshakes in flight per client process (each authenticates against the database)
 ACK_PREFIX = '{"ack": '  # acks are read without a JSON parse: the client must stay cheap
-PRODUCER_QUERY = "?protocol=2"  # as LiveSession: an ack covers every message up to its seq (a lab before it ignores it)
+# as LiveSession: an ack covers every message up to its seq, held up to a second unless a message asks for it
+# (`ack_now`, as the last one here); a lab before it answers each message
+PRODUCER_QUERY = "?protocol=3"
 
 
 @dataclass
@@ -200,20 +202,22 @@ async def _send_all(socket_: WebSocketClient, counts: SessionCounts, stage: Stag
             now = time.monotonic()
             first_at = first_at if events else now
             events.append({"type": "content", "text": text[offset : offset + DELTA_CHARS], "sent": now})
-        if len(events) >= stage.batch or now - first_at >= stage.linger:
+        last = start_at + counts.sent / stage.rate >= end_at
+        if not last and (len(events) >= stage.batch or now - first_at >= stage.linger):
             _send_message(socket_, counts, events)
             events = []
-    if events:  # the producer's close flushes the last batch
-        _send_message(socket_, counts, events)
+    if events:  # the producer's close flushes the last batch, asking for its ack at once as LiveSession's does
+        _send_message(socket_, counts, events, ack_now=True)
     drain_end = time.monotonic() + DRAIN_S
     while counts.acked < counts.sent and time.monotonic() < drain_end and not socket_.ended.done():
         await asyncio.sleep(0.1)
 
 
-def _send_message(socket_: WebSocketClient, counts: SessionCounts, events: list[dict]) -> None:
+def _send_message(socket_: WebSocketClient, counts: SessionCounts, events: list[dict], ack_now: bool = False) -> None:
     counts.messages += 1
     counts.upto.append(counts.upto[-1] + len(events))
-    socket_.send(json.dumps({"seq": counts.messages, "events": events}))
+    message = {"seq": counts.messages, "events": events} | ({"ack_now": True} if ack_now else {})
+    socket_.send(json.dumps(message))
 
 
 async def drive(stage: Stage, positions: list[tuple[int, int]], barrier) -> dict:

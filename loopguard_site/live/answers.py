@@ -17,6 +17,13 @@ Two versions of the acknowledgements, chosen by the socket's query string
   While the socket has later messages in flight (received, not yet
   answered), a batch's ack may be held for the answer to them, once: an ack
   then covers two batches, and is never later than the socket's next batch.
+- 3 (`?protocol=3`, which `LiveSession` sends): as 2, and the ack is held
+  for up to ACK_HOLD_SECONDS (the socket's timer sends it then), covering
+  every message stored meanwhile, unless a message of the answer asked for
+  it (`"ack_now": true`), or a refusal, a failure or a close comes. A
+  producer batching over 0.25 s sends a message every 0.25 s, each stored
+  apart: protocol 2 answered each with an ack frame, 3 with one a second
+  at most.
 
 Either way a message's detections come before the ack that covers it, and
 a refused message's error comes after the ack of the messages before it.
@@ -37,6 +44,7 @@ CLOSE_NORMAL = 1000  # the session closed as the producer asked
 # the producer reconnects and sends it again. Not 1011, which autobahn lets
 # no application send.
 CLOSE_FAILED = 4500
+ACK_HOLD_SECONDS = 1.0  # protocol 3: the longest an ack of stored messages waits for later ones
 
 
 def error_message(error: FieldError, seq: object) -> dict:
@@ -65,6 +73,7 @@ def producer_answer(
     acks_upto: bool,
     held: int = 0,
     more_coming: bool = False,
+    hold: bool = False,
 ) -> Answer:
     """The frames answering a socket's messages stored together, in the
     order they were sent. `acks_upto`: protocol 2, one ack naming the
@@ -75,7 +84,10 @@ def producer_answer(
     frames. `more_coming`: the socket has later messages in flight, whose
     answer this one's ack may ride on (held, unless one was held already:
     an ack waits one batch at most). An ack frame costs the server about
-    what a one-event message's own work does (BENCHMARKS.md, section 4)."""
+    what a one-event message's own work does (BENCHMARKS.md, section 4).
+    `hold` (protocol 3): the ack is held, whatever was held before (the
+    socket's timer bounds the wait), unless a message asked for it
+    (`ack_now`)."""
     texts: list[str] = []
     upto = held  # the highest seq stored and not yet acknowledged (protocol 2)
 
@@ -102,7 +114,8 @@ def producer_answer(
             acknowledge()
             texts.append(json.dumps({"state": outcome.state}))
             return Answer(texts, CLOSE_NORMAL)
-    if acks_upto and more_coming and not held:
+    asked = any(request.ack_now for request, _ in outcomes)
+    if acks_upto and not asked and (hold or (more_coming and not held)):
         return Answer(texts, held=upto)
     acknowledge()
     return Answer(texts)

@@ -5,7 +5,8 @@
 producer that lost the connection before reading one still learns to stop).
 Per message: `{"detection": {...}}` for each detection it fired, then
 `{"ack": N}` (protocol 2, `?protocol=2`: one ack for the socket's messages
-stored together, `answers`); the socket reads its next message without
+stored together; protocol 3, `?protocol=3`: that ack held up to
+`answers.ACK_HOLD_SECONDS` unless a message asks for it; `answers`); the socket reads its next message without
 waiting for the last to be stored, and answers in the order they came. A
 bad message gets `{"error", "field", "seq"}` (and `retry_after`, seconds,
 when the token's daily quota is used up) and the socket stays usable;
@@ -49,10 +50,10 @@ from loopguard_site.errors import FieldError
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.selectors import session_for
 
-from .answers import error_message, producer_answer
+from .answers import ACK_HOLD_SECONDS, ack_text, error_message, producer_answer
 from .ingest_worker import Outcome, ingest_worker
 from .messages import producer_group, send_producer_taken, viewer_group
-from .protocol import ProducerSocket, acks_upto, parse_message, producer_socket, too_deep
+from .protocol import ProducerSocket, acks_protocol, parse_message, producer_socket, too_deep
 from .selectors import acked_seq, event_chunks, live_detections, session_to_ingest
 from .services import IngestRequest, live_detection_dict, live_session_close
 from .states import Trigger, takes
@@ -175,11 +176,14 @@ class IngestConsumer(LiveConsumer):
     in_flight = 0  # messages submitted and not yet answered
     drained: asyncio.Future | None = None  # resolved once in_flight is back to 0, for whoever waits
     ended = False  # an answer closed the socket (the session closed, or a message failed): read no more
-    held_ack = 0  # an ack held for the answer to the messages in flight (`producer_answer`)
+    held_ack = 0  # an ack held for the answer to the messages in flight, or (protocol 3) a while
+    ack_timer: asyncio.TimerHandle | None = None  # protocol 3: sends the held ack once it waited long enough
+    ack_sending: asyncio.Task | None = None  # the timer's send
 
     async def connect(self) -> None:
         self.producer = producer_socket(self.scope["query_string"], time.time())
-        self.acks_upto = acks_upto(self.scope["query_string"])
+        protocol = acks_protocol(self.scope["query_string"])
+        self.acks_upto, self.hold_acks = protocol >= 2, protocol == 3
         if not await _signed_in(self):
             return
         self.session_id = self.scope["url_route"]["kwargs"]["session_id"]
@@ -200,6 +204,8 @@ class IngestConsumer(LiveConsumer):
             await self.send_json({"detection": detection})
 
     async def disconnect(self, code: int) -> None:
+        if self.ack_timer is not None:
+            self.ack_timer.cancel()
         if hasattr(self, "session_id"):
             await self.channel_layer.group_discard(producer_group(self.session_id), self.channel_name)
 
@@ -233,6 +239,7 @@ class IngestConsumer(LiveConsumer):
             await self.answers_drained()
             if self.ended:  # one of them failed: the producer resends it on a new socket, then closes
                 return
+            await self.send_held_ack()
             try:
                 result = await database_sync_to_async(live_session_close)(session_id=self.session_id)
             except FieldError as exc:
@@ -249,12 +256,14 @@ class IngestConsumer(LiveConsumer):
             close=message.close,
             token_key=self.scope.get("api_token_key"),
             texts=message.texts,
+            ack_now=message.ack_now,
         )
         ingest_worker.submit(request, self)
 
     async def refuse(self, error: FieldError, seq: object) -> None:
         """Answer a message refused before it is stored, after the messages before it."""
         await self.answers_drained()
+        await self.send_held_ack()
         await self.send_json(error_message(error, seq))
 
     async def answers_drained(self) -> None:
@@ -265,8 +274,19 @@ class IngestConsumer(LiveConsumer):
     async def answered(self, outcomes: Sequence[tuple[IngestRequest, Outcome]]) -> None:
         """The ingest thread's outcomes of this socket's messages stored together."""
         self.in_flight -= len(outcomes)
-        answer = producer_answer(outcomes, acks_upto=self.acks_upto, held=self.held_ack, more_coming=self.in_flight > 0)
+        answer = producer_answer(
+            outcomes,
+            acks_upto=self.acks_upto,
+            held=self.held_ack,
+            more_coming=self.in_flight > 0,
+            hold=self.hold_acks,
+        )
         self.held_ack = answer.held
+        if self.held_ack and self.hold_acks and self.ack_timer is None:
+            self.ack_timer = asyncio.get_running_loop().call_later(ACK_HOLD_SECONDS, self.held_ack_due)
+        elif not self.held_ack and self.ack_timer is not None:
+            self.ack_timer.cancel()
+            self.ack_timer = None
         self.ended |= answer.close_code is not None
         if not self.in_flight and self.drained is not None and not self.drained.done():
             self.drained.set_result(None)
@@ -274,6 +294,16 @@ class IngestConsumer(LiveConsumer):
             await self.send(text_data=text)
         if answer.close_code is not None:
             await self.close(code=answer.close_code)
+
+    def held_ack_due(self) -> None:
+        self.ack_timer = None
+        self.ack_sending = asyncio.get_running_loop().create_task(self.send_held_ack())  # kept: a task is weakly held
+
+    async def send_held_ack(self) -> None:
+        """The held ack, if there still is one (an answer sent meanwhile may have carried it)."""
+        if self.held_ack:
+            text, self.held_ack = ack_text(self.held_ack), 0
+            await self.send(text_data=text)
 
     async def producer_detections(self, message: dict) -> None:
         for detection in message["detections"]:
