@@ -6,7 +6,7 @@ the same settings, each on its own port: a deployment puts them behind one
 address) run on a dedicated database (`loopguard_bench_live`, created and
 dropped here; `--database`) and Redis db 11 (`--redis-db`). A bench user and API token come from the
 accounts service. For each K of the ramp, K fresh live sessions get a
-viewer (`/ws/sessions/<id>`) and a producer (`/ws/ingest/<id>`, protocol 2 as `LiveSession`): session i's
+viewer (`/ws/sessions/<id>`) and a producer (`/ws/ingest/<id>`, protocol 3 as `LiveSession`): session i's
 producer on server i mod N, its viewer on the next server (with N > 1 every
 event crosses processes through the channel layer). Producers send
 `content` events (16 characters of the corpus's normal content rows) at R a
@@ -116,7 +116,7 @@ class SessionCounts:
     acked_messages: int = 0
     upto: list[int] = field(default_factory=lambda: [0])  # events sent up to each message's seq (index)
     errors: int = 0
-    ack_frames: int = 0  # acks received: one a message, or one for several (protocol 2)
+    ack_frames: int = 0  # acks received: one a message, or one for several (protocols 2 and 3)
     viewer_frames: int = 0  # events frames the viewer received
     last_ack_at: float = 0.0
     closed: list[str] = field(default_factory=list)  # sockets the server closed: who and the close code
