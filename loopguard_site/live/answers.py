@@ -2,14 +2,14 @@
 ingest"), as the texts it sends. Pure: the outcomes of the socket's
 messages that one batch stored, in order, in; frames out.
 
-Two versions of the acknowledgements, chosen by the socket's query string
+Three versions of the acknowledgements, chosen by the socket's query string
 (`protocol.acks_protocol`):
 
 - 1, the first protocol: `{"ack": N}` for each message.
-- 2 (`?protocol=2`, which `LiveSession` sends): one `{"ack": N}` for all
+- 2 (`?protocol=2`): one `{"ack": N}` for all
   the socket's messages stored together, naming the highest; an ack always
   covers every message up to N (a message is stored only after the one
-  before it), so it tells a client of either version what it needs. A frame
+  before it), so it tells a client of any version what it needs. A frame
   costs the server more than the message's own work (BENCHMARKS.md,
   section 4): version 2 sends one ack a batch where version 1 sent one a
   message.
@@ -25,7 +25,7 @@ Two versions of the acknowledgements, chosen by the socket's query string
   apart: protocol 2 answered each with an ack frame, 3 with one a second
   at most.
 
-Either way a message's detections come before the ack that covers it, and
+In every version a message's detections come before the ack that covers it, and
 a refused message's error comes after the ack of the messages before it.
 """
 
@@ -64,7 +64,7 @@ def ack_text(seq: int) -> str:
 class Answer:
     texts: list[str]  # the frames to send, in order
     close_code: int | None = None  # then the socket ends with this code
-    held: int = 0  # the seq of an ack held for the next answer (protocol 2); 0: none
+    held: int = 0  # the seq of an ack held for a later answer (protocols 2 and 3); 0: none
 
 
 def producer_answer(
@@ -76,11 +76,11 @@ def producer_answer(
     hold: bool = False,
 ) -> Answer:
     """The frames answering a socket's messages stored together, in the
-    order they were sent. `acks_upto`: protocol 2, one ack naming the
+    order they were sent. `acks_upto`: protocols 2 and 3, one ack naming the
     highest seq. A message that closed the session ends the answer with
     `{"state"}` and close code 1000; one the server failed (not a
     `FieldError`) ends it with CLOSE_FAILED, the messages before it answered.
-    `held`: the ack the last answer held (protocol 2), sent with this one's
+    `held`: the ack the last answer held (protocols 2 and 3), sent with this one's
     frames. `more_coming`: the socket has later messages in flight, whose
     answer this one's ack may ride on (held, unless one was held already:
     an ack waits one batch at most). An ack frame costs the server about
@@ -89,7 +89,7 @@ def producer_answer(
     socket's timer bounds the wait), unless a message asked for it
     (`ack_now`)."""
     texts: list[str] = []
-    upto = held  # the highest seq stored and not yet acknowledged (protocol 2)
+    upto = held  # the highest seq stored and not yet acknowledged (protocols 2 and 3)
 
     def acknowledge() -> None:
         nonlocal upto

@@ -6,8 +6,9 @@ producer that lost the connection before reading one still learns to stop).
 Per message: `{"detection": {...}}` for each detection it fired, then
 `{"ack": N}` (protocol 2, `?protocol=2`: one ack for the socket's messages
 stored together; protocol 3, `?protocol=3`: that ack held up to
-`answers.ACK_HOLD_SECONDS` unless a message asks for it; `answers`); the socket reads its next message without
-waiting for the last to be stored, and answers in the order they came. A
+`answers.ACK_HOLD_SECONDS` unless a message asks for it; `answers`); the
+socket reads its next message without waiting for the last to be stored,
+and answers in the order they came. A
 bad message gets `{"error", "field", "seq"}` (and `retry_after`, seconds,
 when the token's daily quota is used up) and the socket stays usable;
 nothing of it is stored. Messages are stored by the
