@@ -199,7 +199,6 @@ class IngestConsumer(LiveConsumer):
             await socket_refuse(self, CLOSE_CONFLICT)
             return
         await send_producer_taken(self.session_id, self.channel_name, self.producer)
-        ingest_worker.start()  # idle while the sockets connect: it collects garbage then (`ingest_worker.start`)
         await self.accept()
         await self.send_json({"resume": resume})
         for detection in stops:

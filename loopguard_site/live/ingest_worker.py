@@ -63,7 +63,7 @@ _Answer = tuple[IngestRequest, ProducerSocketAnswers, Outcome]
 
 
 class IngestWorker:
-    """The ingest thread of the process, started with its first producer socket or message."""
+    """The ingest thread of the process, started with its first message."""
 
     def __init__(self) -> None:
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
@@ -71,31 +71,14 @@ class IngestWorker:
         self._lock = threading.Lock()
         self._long_lived = 0  # objects in the collector's oldest generation after the last idle collection
 
-    def start(self) -> None:
-        """Start the thread if it is not running. A producer socket's connect
-        starts it, so that its idle seconds (`collect_if_grown`) fall in a
-        burst of connects too: started by the first message, the thread
-        first idled once the load had begun, and the full pass the new
-        sockets had made due (140-207 ms a process at 1,000 producers) came
-        in the stage's first second."""
-        with self._lock:
-            self._start()
-
-    def _start(self) -> None:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="live-ingest", daemon=True)
-            self._thread.start()
-
-    @property
-    def running(self) -> bool:
-        return self._thread is not None
-
     def submit(self, request: IngestRequest, socket: ProducerSocketAnswers) -> None:
         """Queue a message of a socket served by the running event loop; once
         stored and forwarded to the viewers (or refused), the socket hears
         its outcome, with those of its other messages of the same batch."""
         with self._lock:
-            self._start()
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="live-ingest", daemon=True)
+                self._thread.start()
             self._jobs.put((request, socket, asyncio.get_running_loop(), time.monotonic()))
 
     def stop(self) -> None:

@@ -8,7 +8,6 @@ import gc
 import os
 import subprocess
 import sys
-import threading
 import weakref
 
 from loopguard_site.asgi import FULL_PASS_AFTER
@@ -75,20 +74,3 @@ def test_the_server_makes_full_passes_rarely_and_leaves_what_it_loaded_out_of_th
     assert threshold == FULL_PASS_AFTER == 100
     assert frozen > 10_000  # the modules and objects the application loaded
     assert server_gc("") == (10, 0)  # an interpreter that did not load it: CPython's defaults
-
-
-def test_a_started_ingest_thread_collects_while_idle_before_any_message(monkeypatch):
-    from loopguard_site.live import ingest_worker as module
-
-    idle = threading.Event()
-    monkeypatch.setattr(module, "IDLE_SECONDS", 0.05)
-    monkeypatch.setattr(IngestWorker, "collect_if_grown", lambda self: idle.set())
-    worker = IngestWorker()
-    worker.start()
-    worker.start()  # once running, started no second time
-    try:
-        assert idle.wait(10)
-        assert worker.running
-    finally:
-        worker.stop()
-    assert not worker.running

@@ -354,17 +354,3 @@ def test_a_message_the_server_fails_ends_the_socket_and_a_close_behind_it_closes
     live_session.refresh_from_db()
     assert (live_session.state, live_session.event_count) == ("live", 1)
     assert list(Event.objects.filter(session=live_session).values_list("seq", flat=True)) == [1]
-
-
-def test_a_producer_socket_starts_the_ingest_thread_when_it_connects(live_services, live_session, producer):
-    """Before any message: its idle seconds collect the garbage a burst of connects left."""
-
-    async def scenario() -> tuple[dict, bool]:
-        socket = ingest_socket(live_session, producer)
-        resume = await connected(socket)
-        running = ingest_worker.ingest_worker.running
-        await socket.disconnect()
-        return resume, running
-
-    assert not ingest_worker.ingest_worker.running
-    assert async_to_sync(scenario)() == ({"resume": 0}, True)
