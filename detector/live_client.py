@@ -11,8 +11,9 @@ that ack up to a second for the messages after them, unless a message asks
 for it at once with `"ack_now": true`; this client asks whenever it is
 going to wait: the message `flush` or `close` sends, one holding a tool
 call, a tool result or a finish, and any sent with half the `window` or
-more unacknowledged. A `flush` right after a message that did not ask
-waits up to that second). When the
+more unacknowledged; a `flush` with nothing left to send asks with a bare
+`{"ack_now": true}`, which a lab of protocol 3 announces it takes in its
+`resume`). When the
 socket is lost the client reconnects, reads `{"resume": LAST_ACKED}`, drops
 the messages that covers and sends the others again in order; over HTTP a
 message whose answer was lost is posted again as it was. The lab
@@ -215,6 +216,7 @@ class LiveSession:
         self._producer = secrets.token_hex(8)
         self._connections = 0
         self._sent_upto = 0  # the last seq written to the current socket
+        self._lab_holds_acks = False  # the socket's lab said protocol 3 (`resume`): it takes a bare ack_now
         self._unfinished: list[dict] | None = None  # the events of a `send` that raised
         self.session_id = session_id if session_id is not None else self._create(model, title)
 
@@ -499,6 +501,7 @@ class LiveSession:
         if not isinstance(first, dict) or not isinstance(first.get("resume"), int):
             raise LiveSessionError(f"the lab's first message was {first!r}, not {{'resume': N}}")
         resume = first["resume"]
+        self._lab_holds_acks = first.get("protocol") == PROTOCOL
         self.resumes.append(resume)
         self._acknowledged(resume)
         self.seq = max(self.seq, resume)
@@ -546,7 +549,13 @@ class LiveSession:
         if self.transport == "http":
             self._post_pending()
         else:
-            self._on_socket(lambda: self._read_all(wait=True))
+            self._on_socket(self._ask_and_wait)
+
+    def _ask_and_wait(self) -> None:
+        """Wait until nothing is pending, asking a lab that holds acks for its held one."""
+        if self._lab_holds_acks:
+            self._socket.send(json.dumps({"ack_now": True}))
+        self._read_all(wait=True)
 
     def _close_message(self) -> None:
         from websockets.exceptions import ConnectionClosedOK

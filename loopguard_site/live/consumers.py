@@ -1,8 +1,9 @@
 """The live sockets.
 
 `/ws/ingest/<id>`, the producer's: on connect `{"resume": LAST_ACKED_SEQ}`
-(0 for a new session), then the session's stop-level detections again (a
-producer that lost the connection before reading one still learns to stop).
+(0 for a new session; `"protocol": 3` beside it on a protocol 3 socket),
+then the session's stop-level detections again (a producer that lost the
+connection before reading one still learns to stop).
 Per message: `{"detection": {...}}` for each detection it fired, then
 `{"ack": N}` (protocol 2, `?protocol=2`: one ack for the socket's messages
 stored together; protocol 3, `?protocol=3`: that ack held up to
@@ -200,7 +201,8 @@ class IngestConsumer(LiveConsumer):
             return
         await send_producer_taken(self.session_id, self.channel_name, self.producer)
         await self.accept()
-        await self.send_json({"resume": resume})
+        # protocol 3 says so: its client may then ask for a held ack with a bare `{"ack_now": true}`
+        await self.send_json({"resume": resume, "protocol": 3} if self.hold_acks else {"resume": resume})
         for detection in stops:
             await self.send_json({"detection": detection})
 
@@ -236,11 +238,13 @@ class IngestConsumer(LiveConsumer):
         except FieldError as exc:
             await self.refuse(exc, content.get("seq") if isinstance(content, dict) else None)
             return
-        if message.seq is None:  # a bare close, after the messages before it
+        if message.seq is None:  # a bare close or ack_now, after the messages before it
             await self.answers_drained()
             if self.ended:  # one of them failed: the producer resends it on a new socket, then closes
                 return
             await self.send_held_ack()
+            if not message.close:
+                return
             try:
                 result = await database_sync_to_async(live_session_close)(session_id=self.session_id)
             except FieldError as exc:

@@ -8,7 +8,8 @@ out, or a `FieldError` naming the field.
 - `{"close": true}`: the producer is done; the session is closed and takes no
   more events. It may also ride on an events message (stored, then closed).
 - `"ack_now": true` on an events message: under protocol 3 its ack is sent
-  once it is stored, not held (`answers.producer_answer`).
+  once it is stored, not held (`answers.producer_answer`). Alone,
+  `{"ack_now": true}`: the ack held for the messages before it, at once.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ MAX_EVENTS_PER_MESSAGE = 10_000
 
 @dataclass(frozen=True)
 class IngestMessage:
-    seq: int | None  # None: a bare close
+    seq: int | None  # None: a bare close, or a bare ack_now
     events: list[dict]
     close: bool = False
     texts: list[str] = field(default_factory=list)  # each event's JSON text as stored (`event_json`)
@@ -67,11 +68,11 @@ def parse_message(data: object) -> IngestMessage:
     close = data.get("close", False)
     if not isinstance(close, bool):
         raise FieldError("close must be true or false", field="close")
-    if close and "seq" not in data and "event" not in data and "events" not in data:
-        return IngestMessage(seq=None, events=[], close=True)
     ack_now = data.get("ack_now", False)
     if not isinstance(ack_now, bool):
         raise FieldError("ack_now must be true or false", field="ack_now")
+    if (close or ack_now) and "seq" not in data and "event" not in data and "events" not in data:
+        return IngestMessage(seq=None, events=[], close=close, ack_now=ack_now)
     seq = data.get("seq")
     if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1:
         raise FieldError("seq must be a whole number from 1 on", field="seq")

@@ -1,7 +1,8 @@
 """Protocol 3 (`?protocol=3`, which `LiveSession` asks for) against the real
-ASGI application: the ack of stored messages is held, covering every
-message stored meanwhile, until a message asks for it (`"ack_now": true`),
-a refusal or a close comes, or the socket's timer sends it
+ASGI application: the `resume` says so; the ack of stored messages is held,
+covering every message stored meanwhile, until a message asks for it
+(`"ack_now": true`, on a message or alone), a refusal or a close comes, or
+the socket's timer sends it
 (`answers.ACK_HOLD_SECONDS`); the viewer gets every event, in order,
 whatever the acks. And what `LiveSession` asks for: its ack at once for the
 messages it is going to wait for."""
@@ -44,7 +45,7 @@ def test_the_ack_is_held_until_a_message_asks_for_it_a_refusal_or_the_close(
         viewer = viewer_socket(live_session, producer)
         assert await connected(viewer) == {"state": "live"}
         socket = held_socket(live_session, producer)
-        assert await connected(socket) == {"resume": 0}
+        assert await connected(socket) == {"resume": 0, "protocol": 3}
         answers = []
         for seq in (1, 2):
             await socket.send_json_to(message(seq))
@@ -55,11 +56,14 @@ def test_the_ack_is_held_until_a_message_asks_for_it_a_refusal_or_the_close(
         await socket.send_json_to(message(7))
         answers.append(await receive(socket, 2))
         await socket.send_json_to(message(5))
+        await socket.send_json_to({"ack_now": True})
+        answers.append(await receive(socket, 1))
+        await socket.send_json_to(message(6))
         await socket.send_json_to({"close": True})
         answers.append([await socket.receive_json_from(timeout=TIMEOUT) for _ in range(2)])
         assert await socket.receive_output(timeout=TIMEOUT) == {"type": "websocket.close", "code": 1000}
         seen = await receive(viewer, 1)
-        while sum(len(frame.get("events", ())) for frame in seen) < 5:
+        while sum(len(frame.get("events", ())) for frame in seen) < 6:
             seen += await receive(viewer, 1)
         for each in (socket, viewer):
             await each.disconnect()
@@ -70,14 +74,14 @@ def test_the_ack_is_held_until_a_message_asks_for_it_a_refusal_or_the_close(
     assert answers == [
         [{"ack": 3}],  # covers 1 and 2, held until 3 asked
         [{"ack": 4}, {"error": GAP, "field": "seq", "seq": 7}],  # the held ack before the refusal
-        [{"ack": 5}, {"state": "closed"}],  # and before the close's answer
+        [{"ack": 5}],  # asked for alone
+        [{"ack": 6}, {"state": "closed"}],  # before the close's answer
     ]
     events = [event for frame in seen for event in frame.get("events", ())]
-    assert events == [{**EVENTS[n - 1], "seq": n} for n in range(1, 6)]
+    assert events == [{**EVENTS[n - 1], "seq": n} for n in range(1, 7)]
     assert seen[-1] == {"state": "closed"}
-    assert (
-        list(Event.objects.filter(session=live_session).order_by("seq").values_list("data", flat=True)) == (EVENTS[:5])
-    )
+    stored = Event.objects.filter(session=live_session).order_by("seq").values_list("data", flat=True)
+    assert list(stored) == EVENTS[:6]
 
 
 def test_the_socket_s_timer_sends_the_held_ack(live_services, live_session, producer, monkeypatch):
@@ -85,7 +89,7 @@ def test_the_socket_s_timer_sends_the_held_ack(live_services, live_session, prod
 
     async def scenario() -> list[dict]:
         socket = held_socket(live_session, producer)
-        assert await connected(socket) == {"resume": 0}
+        assert await connected(socket) == {"resume": 0, "protocol": 3}
         for seq in (1, 2):
             await socket.send_json_to(message(seq))
         answers = await receive(socket, 1)  # within TIMEOUT: the timer's, nothing asked for it
@@ -97,13 +101,14 @@ def test_the_socket_s_timer_sends_the_held_ack(live_services, live_session, prod
 
 class HoldingLab:
     """A lab socket speaking protocol 3, for `LiveSession`: it stores each
-    message at once and holds the ack unless a message asks for it; a client
+    message at once and holds the ack unless a message (or a bare
+    `ack_now`) asks for it; a client
     that waits with nothing queued gets the held ack as the lab's timer
     would send it (counted in `timer_acks`)."""
 
     def __init__(self) -> None:
         self.sent: list[dict] = []
-        self.queued = [{"resume": 0}]
+        self.queued = [{"resume": 0, "protocol": 3}]
         self.stored = 0
         self.timer_acks = 0
 
@@ -151,6 +156,8 @@ def test_live_session_asks_for_its_ack_at_once_only_when_it_is_going_to_wait(mon
     live.linger = 0  # from here one message a send
     for _ in range(3):
         live.send(text)
+    live.flush()  # nothing left to send: asks for the ack of 5 alone
+    live.send(text)
     live.close()  # the close's answer carries the held ack: nothing waits for the timer
 
     assert "protocol=3" in lab.url
@@ -160,6 +167,8 @@ def test_live_session_asks_for_its_ack_at_once_only_when_it_is_going_to_wait(mon
         {"seq": 3, "events": [text]},
         {"seq": 4, "events": [text], "ack_now": True},  # half the window (2 of 4) unacknowledged
         {"seq": 5, "events": [text]},
+        {"ack_now": True},
+        {"seq": 6, "events": [text]},
         {"close": True},
     ]
-    assert (live.acked, live.pending, lab.timer_acks) == (5, {}, 0)
+    assert (live.acked, live.pending, lab.timer_acks) == (6, {}, 0)

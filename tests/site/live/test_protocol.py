@@ -27,6 +27,7 @@ NON_EMPTY = "events must be a non-empty list of events"
             IngestMessage(7, [HELLO, {"type": "finish"}], texts=[HELLO_TEXT, '{"type": "finish"}']),
         ),
         ({"close": True}, IngestMessage(None, [], close=True)),
+        ({"ack_now": True}, IngestMessage(None, [], ack_now=True)),  # the held ack, at once
         ({"seq": 2, "event": HELLO, "close": True}, IngestMessage(2, [HELLO], close=True, texts=[HELLO_TEXT])),
         ({"seq": 4, "event": HELLO, "ack_now": True}, IngestMessage(4, [HELLO], texts=[HELLO_TEXT], ack_now=True)),
         ({"seq": 4, "event": HELLO, "ack_now": False}, IngestMessage(4, [HELLO], texts=[HELLO_TEXT])),
