@@ -6,7 +6,7 @@ the same settings, each on its own port: a deployment puts them behind one
 address) run on a dedicated database (`loopguard_bench_live`, created and
 dropped here; `--database`) and Redis db 11 (`--redis-db`). A bench user and API token come from the
 accounts service. For each K of the ramp, K fresh live sessions get a
-viewer (`/ws/sessions/<id>`) and a producer (`/ws/ingest/<id>`, protocol 2 as `LiveSession`): session i's
+viewer (`/ws/sessions/<id>`) and a producer (`/ws/ingest/<id>`, protocol 3 as `LiveSession`): session i's
 producer on server i mod N, its viewer on the next server (with N > 1 every
 event crosses processes through the channel layer). Producers send
 `content` events (16 characters of the corpus's normal content rows) at R a
@@ -103,7 +103,9 @@ TEXT_CHARS = 2_000_000  # of the corpus's normal content, shared by the producer
 DRAIN_S = 30  # how long acks and viewers may lag behind the last send
 CONNECT_AT_ONCE = 25  # handshakes in flight per client process (each authenticates against the database)
 ACK_PREFIX = '{"ack": '  # acks are read without a JSON parse: the client must stay cheap
-PRODUCER_QUERY = "?protocol=2"  # as LiveSession: an ack covers every message up to its seq (a lab before it ignores it)
+# as LiveSession: an ack covers every message up to its seq, held up to a second unless a message asks for it
+# (`ack_now`, as the last one here); a lab before it answers each message
+PRODUCER_QUERY = "?protocol=3"
 
 
 @dataclass
@@ -114,7 +116,7 @@ class SessionCounts:
     acked_messages: int = 0
     upto: list[int] = field(default_factory=lambda: [0])  # events sent up to each message's seq (index)
     errors: int = 0
-    ack_frames: int = 0  # acks received: one a message, or one for several (protocol 2)
+    ack_frames: int = 0  # acks received: one a message, or one for several (protocols 2 and 3)
     viewer_frames: int = 0  # events frames the viewer received
     last_ack_at: float = 0.0
     closed: list[str] = field(default_factory=list)  # sockets the server closed: who and the close code
@@ -200,20 +202,22 @@ async def _send_all(socket_: WebSocketClient, counts: SessionCounts, stage: Stag
             now = time.monotonic()
             first_at = first_at if events else now
             events.append({"type": "content", "text": text[offset : offset + DELTA_CHARS], "sent": now})
-        if len(events) >= stage.batch or now - first_at >= stage.linger:
+        last = start_at + counts.sent / stage.rate >= end_at
+        if not last and (len(events) >= stage.batch or now - first_at >= stage.linger):
             _send_message(socket_, counts, events)
             events = []
-    if events:  # the producer's close flushes the last batch
-        _send_message(socket_, counts, events)
+    if events:  # the producer's close flushes the last batch, asking for its ack at once as LiveSession's does
+        _send_message(socket_, counts, events, ack_now=True)
     drain_end = time.monotonic() + DRAIN_S
     while counts.acked < counts.sent and time.monotonic() < drain_end and not socket_.ended.done():
         await asyncio.sleep(0.1)
 
 
-def _send_message(socket_: WebSocketClient, counts: SessionCounts, events: list[dict]) -> None:
+def _send_message(socket_: WebSocketClient, counts: SessionCounts, events: list[dict], ack_now: bool = False) -> None:
     counts.messages += 1
     counts.upto.append(counts.upto[-1] + len(events))
-    socket_.send(json.dumps({"seq": counts.messages, "events": events}))
+    message = {"seq": counts.messages, "events": events} | ({"ack_now": True} if ack_now else {})
+    socket_.send(json.dumps(message))
 
 
 async def drive(stage: Stage, positions: list[tuple[int, int]], barrier) -> dict:

@@ -6,7 +6,14 @@ only when that transport is used).
 Each `send(events)` is one message `{"seq": N, "events": [...]}`, N counting
 from 1. A message stays in `pending` until the lab acknowledges it: an
 `{"ack": N}` acknowledges every message up to N (the socket speaks protocol
-2, where the lab answers the messages it stored together with one ack). When the
+3: the lab answers the messages it stored together with one ack, and holds
+that ack up to a second for the messages after them, unless a message asks
+for it at once with `"ack_now": true`; this client asks whenever it is
+going to wait: the message `flush` or `close` sends, one holding a tool
+call, a tool result or a finish, and any sent with half the `window` or
+more unacknowledged; a `flush` with nothing left to send asks with a bare
+`{"ack_now": true}`, which a lab of protocol 3 announces it takes in its
+`resume`). When the
 socket is lost the client reconnects, reads `{"resume": LAST_ACKED}`, drops
 the messages that covers and sends the others again in order; over HTTP a
 message whose answer was lost is posted again as it was. The lab
@@ -59,7 +66,7 @@ from .events import validate_event
 from .loop_signal import STOP_ACTIONS, LoopDetected
 
 TRANSPORTS = ("ws", "http")
-PROTOCOL = 2  # of the socket: one `{"ack": N}` covers every message up to N the lab stored together
+PROTOCOL = 3  # of the socket: one `{"ack": N}` covers every message up to N, held a while unless asked for
 SEND_AT_ONCE = ("tool_call", "tool_result", "finish")  # a batch holding one of these goes without lingering
 
 # Close codes of /ws/ingest after the handshake that no reconnect can cure.
@@ -197,6 +204,7 @@ class LiveSession:
         self.seq = acked  # the last message number given out
         self.acked = acked
         self.pending: dict[int, list[dict]] = {}  # sent, not yet acknowledged, in seq order
+        self._ack_now: set[int] = set()  # pending messages that ask for their ack at once (`"ack_now"`)
         self.detections: list[dict] = []
         self.stop: dict | None = None  # the first stop-level detection
         self.state: str | None = None  # as the lab last said: every HTTP answer; the socket only at close
@@ -208,6 +216,7 @@ class LiveSession:
         self._producer = secrets.token_hex(8)
         self._connections = 0
         self._sent_upto = 0  # the last seq written to the current socket
+        self._lab_holds_acks = False  # the socket's lab said protocol 3 (`resume`): it takes a bare ack_now
         self._unfinished: list[dict] | None = None  # the events of a `send` that raised
         self.session_id = session_id if session_id is not None else self._create(model, title)
 
@@ -235,15 +244,16 @@ class LiveSession:
                 self._batch_since = time.monotonic()
             self._batch += events
         if retried or any(event["type"] in SEND_AT_ONCE for event in events):
-            found = self._send_batch()
+            found = self._send_batch(ack_now=True)
         else:
             found = self.poll()
         self._unfinished = None
         return found
 
-    def _send_batch(self) -> list[dict]:
+    def _send_batch(self, *, ack_now: bool = False) -> list[dict]:
         """Send the waiting events as the next message (and any message a
-        call that raised left unacknowledged)."""
+        call that raised left unacknowledged); `ack_now`: it asks for its ack
+        at once (the caller is going to wait for it, or soon may)."""
         before = len(self.detections)
         if self.transport == "ws" and not self.resumes:
             self._on_socket(lambda: None)  # learn where the lab stands before numbering the first message
@@ -251,6 +261,8 @@ class LiveSession:
             events, self._batch = self._batch, []
             self.seq += 1
             self.pending[self.seq] = events
+            if ack_now:
+                self._ack_now.add(self.seq)
         seq = self.seq
         if self.transport == "http":
             self._post_pending()
@@ -277,7 +289,7 @@ class LiveSession:
         message sent; the detections that arrived meanwhile."""
         before = len(self.detections)
         if self._batch:
-            self._send_batch()
+            self._send_batch(ack_now=True)
         self._flush()
         self._raise_if_stopped()
         return self.detections[before:]
@@ -286,11 +298,13 @@ class LiveSession:
         """End the session in the lab (state `closed`: it takes no more
         events) once every event is sent and acknowledged, and disconnect."""
         if self._batch:
-            self._send_batch()
-        self._flush()
+            self._send_batch(ack_now=True)
         if self.transport == "http":
+            self._flush()
             self._answer(self._request(f"/api/sessions/{self.session_id}/events", {"close": True}))
         else:
+            # the lab answers the close after every message before it, acks
+            # included (a held one too): nothing to wait for before sending it
             self._on_socket(self._close_message)
         self.disconnect()
 
@@ -330,6 +344,8 @@ class LiveSession:
 
     def _acknowledged(self, seq: int) -> None:
         self.acked = max(self.acked, seq)
+        if self._ack_now:
+            self._ack_now = {asked for asked in self._ack_now if asked > self.acked}
         for number in [n for n in self.pending if n <= seq]:
             del self.pending[number]
 
@@ -485,6 +501,7 @@ class LiveSession:
         if not isinstance(first, dict) or not isinstance(first.get("resume"), int):
             raise LiveSessionError(f"the lab's first message was {first!r}, not {{'resume': N}}")
         resume = first["resume"]
+        self._lab_holds_acks = first.get("protocol") == PROTOCOL
         self.resumes.append(resume)
         self._acknowledged(resume)
         self.seq = max(self.seq, resume)
@@ -504,7 +521,10 @@ class LiveSession:
         sends every pending message), then read what arrived; with `wait`,
         block while `window` messages are unacknowledged."""
         if seq > self._sent_upto and seq in self.pending:
-            self._socket.send(json.dumps({"seq": seq, "events": self.pending[seq]}))
+            message: dict = {"seq": seq, "events": self.pending[seq]}
+            if seq in self._ack_now or 2 * len(self.pending) >= self.window:
+                message["ack_now"] = True
+            self._socket.send(json.dumps(message))
             self._sent_upto = seq
         if wait:
             self._read_all(wait=False)
@@ -529,7 +549,13 @@ class LiveSession:
         if self.transport == "http":
             self._post_pending()
         else:
-            self._on_socket(lambda: self._read_all(wait=True))
+            self._on_socket(self._ask_and_wait)
+
+    def _ask_and_wait(self) -> None:
+        """Wait until nothing is pending, asking a lab that holds acks for its held one."""
+        if self._lab_holds_acks:
+            self._socket.send(json.dumps({"ack_now": True}))
+        self._read_all(wait=True)
 
     def _close_message(self) -> None:
         from websockets.exceptions import ConnectionClosedOK

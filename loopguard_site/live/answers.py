@@ -2,14 +2,14 @@
 ingest"), as the texts it sends. Pure: the outcomes of the socket's
 messages that one batch stored, in order, in; frames out.
 
-Two versions of the acknowledgements, chosen by the socket's query string
+Three versions of the acknowledgements, chosen by the socket's query string
 (`protocol.acks_protocol`):
 
 - 1, the first protocol: `{"ack": N}` for each message.
-- 2 (`?protocol=2`, which `LiveSession` sends): one `{"ack": N}` for all
+- 2 (`?protocol=2`): one `{"ack": N}` for all
   the socket's messages stored together, naming the highest; an ack always
   covers every message up to N (a message is stored only after the one
-  before it), so it tells a client of either version what it needs. A frame
+  before it), so it tells a client of any version what it needs. A frame
   costs the server more than the message's own work (BENCHMARKS.md,
   section 4): version 2 sends one ack a batch where version 1 sent one a
   message.
@@ -17,8 +17,15 @@ Two versions of the acknowledgements, chosen by the socket's query string
   While the socket has later messages in flight (received, not yet
   answered), a batch's ack may be held for the answer to them, once: an ack
   then covers two batches, and is never later than the socket's next batch.
+- 3 (`?protocol=3`, which `LiveSession` sends): as 2, and the ack is held
+  for up to ACK_HOLD_SECONDS (the socket's timer sends it then), covering
+  every message stored meanwhile, unless a message of the answer asked for
+  it (`"ack_now": true`), or a refusal, a failure or a close comes. A
+  producer batching over 0.25 s sends a message every 0.25 s, each stored
+  apart: protocol 2 answered each with an ack frame, 3 with one a second
+  at most.
 
-Either way a message's detections come before the ack that covers it, and
+In every version a message's detections come before the ack that covers it, and
 a refused message's error comes after the ack of the messages before it.
 """
 
@@ -37,6 +44,7 @@ CLOSE_NORMAL = 1000  # the session closed as the producer asked
 # the producer reconnects and sends it again. Not 1011, which autobahn lets
 # no application send.
 CLOSE_FAILED = 4500
+ACK_HOLD_SECONDS = 1.0  # protocol 3: the longest an ack of stored messages waits for later ones
 
 
 def error_message(error: FieldError, seq: object) -> dict:
@@ -56,7 +64,7 @@ def ack_text(seq: int) -> str:
 class Answer:
     texts: list[str]  # the frames to send, in order
     close_code: int | None = None  # then the socket ends with this code
-    held: int = 0  # the seq of an ack held for the next answer (protocol 2); 0: none
+    held: int = 0  # the seq of an ack held for a later answer (protocols 2 and 3); 0: none
 
 
 def producer_answer(
@@ -65,19 +73,23 @@ def producer_answer(
     acks_upto: bool,
     held: int = 0,
     more_coming: bool = False,
+    hold: bool = False,
 ) -> Answer:
     """The frames answering a socket's messages stored together, in the
-    order they were sent. `acks_upto`: protocol 2, one ack naming the
+    order they were sent. `acks_upto`: protocols 2 and 3, one ack naming the
     highest seq. A message that closed the session ends the answer with
     `{"state"}` and close code 1000; one the server failed (not a
     `FieldError`) ends it with CLOSE_FAILED, the messages before it answered.
-    `held`: the ack the last answer held (protocol 2), sent with this one's
+    `held`: the ack the last answer held (protocols 2 and 3), sent with this one's
     frames. `more_coming`: the socket has later messages in flight, whose
     answer this one's ack may ride on (held, unless one was held already:
     an ack waits one batch at most). An ack frame costs the server about
-    what a one-event message's own work does (BENCHMARKS.md, section 4)."""
+    what a one-event message's own work does (BENCHMARKS.md, section 4).
+    `hold` (protocol 3): the ack is held, whatever was held before (the
+    socket's timer bounds the wait), unless a message asked for it
+    (`ack_now`)."""
     texts: list[str] = []
-    upto = held  # the highest seq stored and not yet acknowledged (protocol 2)
+    upto = held  # the highest seq stored and not yet acknowledged (protocols 2 and 3)
 
     def acknowledge() -> None:
         nonlocal upto
@@ -102,7 +114,8 @@ def producer_answer(
             acknowledge()
             texts.append(json.dumps({"state": outcome.state}))
             return Answer(texts, CLOSE_NORMAL)
-    if acks_upto and more_coming and not held:
+    asked = any(request.ack_now for request, _ in outcomes)
+    if acks_upto and not asked and (hold or (more_coming and not held)):
         return Answer(texts, held=upto)
     acknowledge()
     return Answer(texts)

@@ -1,12 +1,15 @@
 """The live sockets.
 
 `/ws/ingest/<id>`, the producer's: on connect `{"resume": LAST_ACKED_SEQ}`
-(0 for a new session), then the session's stop-level detections again (a
-producer that lost the connection before reading one still learns to stop).
+(0 for a new session; `"protocol": 3` beside it on a protocol 3 socket),
+then the session's stop-level detections again (a producer that lost the
+connection before reading one still learns to stop).
 Per message: `{"detection": {...}}` for each detection it fired, then
 `{"ack": N}` (protocol 2, `?protocol=2`: one ack for the socket's messages
-stored together, `answers`); the socket reads its next message without
-waiting for the last to be stored, and answers in the order they came. A
+stored together; protocol 3, `?protocol=3`: that ack held up to
+`answers.ACK_HOLD_SECONDS` unless a message asks for it; `answers`); the
+socket reads its next message without waiting for the last to be stored,
+and answers in the order they came. A
 bad message gets `{"error", "field", "seq"}` (and `retry_after`, seconds,
 when the token's daily quota is used up) and the socket stays usable;
 nothing of it is stored. Messages are stored by the
@@ -49,10 +52,10 @@ from loopguard_site.errors import FieldError
 from loopguard_site.transcripts.models import Session
 from loopguard_site.transcripts.selectors import session_for
 
-from .answers import error_message, producer_answer
+from .answers import ACK_HOLD_SECONDS, ack_text, error_message, producer_answer
 from .ingest_worker import Outcome, ingest_worker
 from .messages import producer_group, send_producer_taken, viewer_group
-from .protocol import ProducerSocket, acks_upto, parse_message, producer_socket, too_deep
+from .protocol import ProducerSocket, acks_protocol, parse_message, producer_socket, too_deep
 from .selectors import acked_seq, event_chunks, live_detections, session_to_ingest
 from .services import IngestRequest, live_detection_dict, live_session_close
 from .states import Trigger, takes
@@ -175,11 +178,14 @@ class IngestConsumer(LiveConsumer):
     in_flight = 0  # messages submitted and not yet answered
     drained: asyncio.Future | None = None  # resolved once in_flight is back to 0, for whoever waits
     ended = False  # an answer closed the socket (the session closed, or a message failed): read no more
-    held_ack = 0  # an ack held for the answer to the messages in flight (`producer_answer`)
+    held_ack = 0  # an ack held for the answer to the messages in flight, or (protocol 3) a while
+    ack_timer: asyncio.TimerHandle | None = None  # protocol 3: sends the held ack once it waited long enough
+    ack_sending: asyncio.Task | None = None  # the timer's send
 
     async def connect(self) -> None:
         self.producer = producer_socket(self.scope["query_string"], time.time())
-        self.acks_upto = acks_upto(self.scope["query_string"])
+        protocol = acks_protocol(self.scope["query_string"])
+        self.acks_upto, self.hold_acks = protocol >= 2, protocol == 3
         if not await _signed_in(self):
             return
         self.session_id = self.scope["url_route"]["kwargs"]["session_id"]
@@ -195,11 +201,14 @@ class IngestConsumer(LiveConsumer):
             return
         await send_producer_taken(self.session_id, self.channel_name, self.producer)
         await self.accept()
-        await self.send_json({"resume": resume})
+        # protocol 3 says so: its client may then ask for a held ack with a bare `{"ack_now": true}`
+        await self.send_json({"resume": resume, "protocol": 3} if self.hold_acks else {"resume": resume})
         for detection in stops:
             await self.send_json({"detection": detection})
 
     async def disconnect(self, code: int) -> None:
+        if self.ack_timer is not None:
+            self.ack_timer.cancel()
         if hasattr(self, "session_id"):
             await self.channel_layer.group_discard(producer_group(self.session_id), self.channel_name)
 
@@ -229,9 +238,12 @@ class IngestConsumer(LiveConsumer):
         except FieldError as exc:
             await self.refuse(exc, content.get("seq") if isinstance(content, dict) else None)
             return
-        if message.seq is None:  # a bare close, after the messages before it
+        if message.seq is None:  # a bare close or ack_now, after the messages before it
             await self.answers_drained()
             if self.ended:  # one of them failed: the producer resends it on a new socket, then closes
+                return
+            await self.send_held_ack()
+            if not message.close:
                 return
             try:
                 result = await database_sync_to_async(live_session_close)(session_id=self.session_id)
@@ -249,12 +261,14 @@ class IngestConsumer(LiveConsumer):
             close=message.close,
             token_key=self.scope.get("api_token_key"),
             texts=message.texts,
+            ack_now=message.ack_now,
         )
         ingest_worker.submit(request, self)
 
     async def refuse(self, error: FieldError, seq: object) -> None:
         """Answer a message refused before it is stored, after the messages before it."""
         await self.answers_drained()
+        await self.send_held_ack()
         await self.send_json(error_message(error, seq))
 
     async def answers_drained(self) -> None:
@@ -265,8 +279,19 @@ class IngestConsumer(LiveConsumer):
     async def answered(self, outcomes: Sequence[tuple[IngestRequest, Outcome]]) -> None:
         """The ingest thread's outcomes of this socket's messages stored together."""
         self.in_flight -= len(outcomes)
-        answer = producer_answer(outcomes, acks_upto=self.acks_upto, held=self.held_ack, more_coming=self.in_flight > 0)
+        answer = producer_answer(
+            outcomes,
+            acks_upto=self.acks_upto,
+            held=self.held_ack,
+            more_coming=self.in_flight > 0,
+            hold=self.hold_acks,
+        )
         self.held_ack = answer.held
+        if self.held_ack and self.hold_acks and self.ack_timer is None:
+            self.ack_timer = asyncio.get_running_loop().call_later(ACK_HOLD_SECONDS, self.held_ack_due)
+        elif not self.held_ack and self.ack_timer is not None:
+            self.ack_timer.cancel()
+            self.ack_timer = None
         self.ended |= answer.close_code is not None
         if not self.in_flight and self.drained is not None and not self.drained.done():
             self.drained.set_result(None)
@@ -274,6 +299,16 @@ class IngestConsumer(LiveConsumer):
             await self.send(text_data=text)
         if answer.close_code is not None:
             await self.close(code=answer.close_code)
+
+    def held_ack_due(self) -> None:
+        self.ack_timer = None
+        self.ack_sending = asyncio.get_running_loop().create_task(self.send_held_ack())  # kept: a task is weakly held
+
+    async def send_held_ack(self) -> None:
+        """The held ack, if there still is one (an answer sent meanwhile may have carried it)."""
+        if self.held_ack:
+            text, self.held_ack = ack_text(self.held_ack), 0
+            await self.send(text_data=text)
 
     async def producer_detections(self, message: dict) -> None:
         for detection in message["detections"]:

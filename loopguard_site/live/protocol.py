@@ -7,6 +7,9 @@ out, or a `FieldError` naming the field.
   each; the server acknowledges N once the message is stored.
 - `{"close": true}`: the producer is done; the session is closed and takes no
   more events. It may also ride on an events message (stored, then closed).
+- `"ack_now": true` on an events message: under protocol 3 its ack is sent
+  once it is stored, not held (`answers.producer_answer`). Alone,
+  `{"ack_now": true}`: the ack held for the messages before it, at once.
 """
 
 from __future__ import annotations
@@ -28,10 +31,11 @@ MAX_EVENTS_PER_MESSAGE = 10_000
 
 @dataclass(frozen=True)
 class IngestMessage:
-    seq: int | None  # None: a bare close
+    seq: int | None  # None: a bare close, or a bare ack_now
     events: list[dict]
     close: bool = False
     texts: list[str] = field(default_factory=list)  # each event's JSON text as stored (`event_json`)
+    ack_now: bool = False  # protocol 3: acknowledge it once stored, without holding the ack
 
 
 _SEQ_MEMBER = re.compile(r'"seq"\s*:\s*(\d{1,18})\b')
@@ -64,8 +68,11 @@ def parse_message(data: object) -> IngestMessage:
     close = data.get("close", False)
     if not isinstance(close, bool):
         raise FieldError("close must be true or false", field="close")
-    if close and "seq" not in data and "event" not in data and "events" not in data:
-        return IngestMessage(seq=None, events=[], close=True)
+    ack_now = data.get("ack_now", False)
+    if not isinstance(ack_now, bool):
+        raise FieldError("ack_now must be true or false", field="ack_now")
+    if (close or ack_now) and "seq" not in data and "event" not in data and "events" not in data:
+        return IngestMessage(seq=None, events=[], close=close, ack_now=ack_now)
     seq = data.get("seq")
     if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1:
         raise FieldError("seq must be a whole number from 1 on", field="seq")
@@ -87,7 +94,7 @@ def parse_message(data: object) -> IngestMessage:
             field = f"{where}.{exc.field}" if exc.field else where
             raise FieldError(f"{field}: {exc}", field=field) from exc
     texts = _storable_texts(key, events)
-    return IngestMessage(seq=seq, events=events, close=close, texts=texts)
+    return IngestMessage(seq=seq, events=events, close=close, texts=texts, ack_now=ack_now)
 
 
 def _storable_texts(key: str, events: list[dict]) -> list[str]:
@@ -141,7 +148,9 @@ def producer_socket(query_string: bytes, since: float) -> ProducerSocket:
     )
 
 
-def acks_upto(query_string: bytes) -> bool:
-    """Whether a producer socket asked for protocol 2 (`?protocol=2`): one
-    ack for its messages stored together (`answers.producer_answer`)."""
-    return parse_qs(query_string.decode("latin-1")).get("protocol", [""])[0] == "2"
+def acks_protocol(query_string: bytes) -> int:
+    """The acknowledgements a producer socket asked for (`?protocol=N`,
+    `answers`): 2 one ack for its messages stored together, 3 that ack
+    held a while; 1 (the first protocol, one ack a message) for anything else."""
+    version = parse_qs(query_string.decode("latin-1")).get("protocol", [""])[0]
+    return int(version) if version in ("2", "3") else 1

@@ -80,6 +80,7 @@ class IngestRequest:
     close: bool = False
     token_key: str | None = None
     texts: list[str] | None = None  # each event's JSON text as stored, when the caller has it (`parse_message`'s)
+    ack_now: bool = False  # protocol 3: its ack is not held (`answers.producer_answer`)
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 that one batch stored, in both versions of the acknowledgements: which seqs
 each ack covers for messages stored together and apart, detections before
 the ack that covers them, a refusal after the ack of the messages before it.
-And `acks_upto`, which version a socket asked for."""
+Protocol 3's ack held across batches unless a message asks for it. And
+`acks_protocol`, which version a socket asked for."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 
 from loopguard_site.errors import FieldError
 from loopguard_site.live.answers import CLOSE_FAILED, CLOSE_NORMAL, Answer, producer_answer
-from loopguard_site.live.protocol import acks_upto
+from loopguard_site.live.protocol import acks_protocol
 from loopguard_site.live.services import IngestRequest, IngestResult
 
 HELLO = {"type": "content", "text": "Hello"}
@@ -20,8 +21,8 @@ STOP = {"id": 9, "detector": "text_loop", "action": "stop", "event_seq": 5}
 GAP = FieldError("seq 7 leaves a gap: the next message is 6", field="seq")
 
 
-def request(seq: int, close: bool = False) -> IngestRequest:
-    return IngestRequest(session_id=1, seq=seq, events=[HELLO], close=close)
+def request(seq: int, close: bool = False, ack_now: bool = False) -> IngestRequest:
+    return IngestRequest(session_id=1, seq=seq, events=[HELLO], close=close, ack_now=ack_now)
 
 
 def stored(seq: int, *detections: dict, state: str = "live") -> IngestResult:
@@ -128,16 +129,58 @@ def test_a_close_riding_on_a_message_ends_the_answer_with_the_state():
     assert frames(producer_answer(outcomes, acks_upto=True)) == ([{"ack": 2}, {"state": "closed"}], CLOSE_NORMAL)
 
 
+def test_protocol_3_holds_the_ack_across_batches_until_a_message_asks_for_it():
+    def answered(seqs: list[int], held: int, ack_now: int = 0) -> Answer:
+        outcomes = [(request(seq, ack_now=seq == ack_now), stored(seq)) for seq in seqs]
+        return producer_answer(outcomes, acks_upto=True, held=held, hold=True)
+
+    first = answered([1, 2], held=0)  # nothing in flight: held all the same
+    second = answered([3], held=first.held)  # held a second batch (protocol 2 would send it)
+    third = answered([4, 5], held=second.held, ack_now=4)  # asked for: sent, covering everything stored
+    fourth = answered([6], held=third.held)
+
+    assert [(frames(answer), answer.held) for answer in (first, second, third, fourth)] == [
+        (([], None), 2),
+        (([], None), 3),
+        (([{"ack": 5}], None), 0),
+        (([], None), 6),
+    ]
+
+
+def test_protocol_3_sends_a_detection_at_once_and_holds_the_ack_of_its_message():
+    stop = producer_answer([(request(4), stored(4, STOP, state="stopped"))], acks_upto=True, held=3, hold=True)
+
+    assert (frames(stop), stop.held) == (([{"detection": STOP}], None), 4)  # the detection at once, the ack held
+
+
+def test_protocol_3_sends_the_held_ack_before_a_refusal_and_before_the_end_of_the_socket():
+    refused = producer_answer([(request(7), GAP)], acks_upto=True, held=6, hold=True)
+    failed = producer_answer([(request(7), ConnectionError("redis gone"))], acks_upto=True, held=6, hold=True)
+    closed = producer_answer([(request(7, close=True), stored(7, state="closed"))], acks_upto=True, held=6, hold=True)
+
+    assert (frames(refused), refused.held) == (([{"ack": 6}, {"error": str(GAP), "field": "seq", "seq": 7}], None), 0)
+    assert frames(failed) == ([{"ack": 6}], CLOSE_FAILED)
+    assert frames(closed) == ([{"ack": 7}, {"state": "closed"}], CLOSE_NORMAL)
+
+
+def test_ack_now_in_protocol_2_changes_nothing_but_the_hold_for_messages_in_flight():
+    asked = producer_answer([(request(1, ack_now=True), stored(1))], acks_upto=True, more_coming=True)
+
+    assert (frames(asked), asked.held) == (([{"ack": 1}], None), 0)
+
+
 @pytest.mark.parametrize(
     ("query", "expected"),
     [
-        (b"protocol=2", True),
-        (b"producer=ab&connection=3&protocol=2", True),
-        (b"producer=ab&connection=3", False),  # a client of the first protocol
-        (b"protocol=1", False),
-        (b"protocol=two", False),
-        (b"", False),
+        (b"protocol=2", 2),
+        (b"producer=ab&connection=3&protocol=2", 2),
+        (b"producer=ab&connection=3&protocol=3", 3),
+        (b"producer=ab&connection=3", 1),  # a client of the first protocol
+        (b"protocol=1", 1),
+        (b"protocol=4", 1),
+        (b"protocol=two", 1),
+        (b"", 1),
     ],
 )
-def test_a_socket_asks_for_protocol_2_in_its_query_string(query, expected):
-    assert acks_upto(query) is expected
+def test_a_socket_asks_for_its_protocol_in_its_query_string(query, expected):
+    assert acks_protocol(query) == expected

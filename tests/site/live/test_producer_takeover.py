@@ -79,5 +79,5 @@ def test_the_client_names_itself_and_counts_its_connections(monkeypatch):
 
     producer = urls[0].split("producer=")[1].split("&")[0]
     assert len(producer) == 16
-    assert urls == [f"ws://lab.test:8000/ws/ingest/7?producer={producer}&connection={n}&protocol=2" for n in (1, 2, 3)]
+    assert urls == [f"ws://lab.test:8000/ws/ingest/7?producer={producer}&connection={n}&protocol=3" for n in (1, 2, 3)]
     assert LiveSession("http://lab.test:8000", "token", session_id=7)._producer != producer

@@ -27,7 +27,10 @@ NON_EMPTY = "events must be a non-empty list of events"
             IngestMessage(7, [HELLO, {"type": "finish"}], texts=[HELLO_TEXT, '{"type": "finish"}']),
         ),
         ({"close": True}, IngestMessage(None, [], close=True)),
+        ({"ack_now": True}, IngestMessage(None, [], ack_now=True)),  # the held ack, at once
         ({"seq": 2, "event": HELLO, "close": True}, IngestMessage(2, [HELLO], close=True, texts=[HELLO_TEXT])),
+        ({"seq": 4, "event": HELLO, "ack_now": True}, IngestMessage(4, [HELLO], texts=[HELLO_TEXT], ack_now=True)),
+        ({"seq": 4, "event": HELLO, "ack_now": False}, IngestMessage(4, [HELLO], texts=[HELLO_TEXT])),
         (
             {"seq": 3, "event": {**TIMED, "text": "héllo"}},
             IngestMessage(
@@ -67,6 +70,7 @@ def test_it_accepts_the_protocol_messages(message, expected):
         ({"seq": 1, "events": [HELLO, NUL_USER]}, "events[1].text", "events[1].text holds a NUL character (\\u0000)"),
         ({"seq": 1, "event": {**HELLO, "t": float("nan")}}, "event", "event holds NaN or Infinity, which JSON has not"),
         ({"close": "yes"}, "close", "close must be true or false"),
+        ({"seq": 1, "event": HELLO, "ack_now": 1}, "ack_now", "ack_now must be true or false"),
         (
             {"seq": 1, "events": [HELLO] * (MAX_EVENTS_PER_MESSAGE + 1)},
             "events",
