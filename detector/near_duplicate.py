@@ -40,7 +40,6 @@ from __future__ import annotations
 import re
 from collections import deque
 from dataclasses import dataclass
-from itertools import islice
 
 from .base import Detector, StreamContext
 from .detection import Detection
@@ -128,7 +127,18 @@ def prose_tokens(text: str) -> frozenset[str]:
 
 
 class _Channel:
-    __slots__ = ("pending", "pending_len", "start", "extra", "ring", "token_sets", "tokens_of", "runs", "active")
+    __slots__ = (
+        "pending",
+        "pending_len",
+        "start",
+        "extra",
+        "ring",
+        "token_sets",
+        "older_sets",
+        "tokens_of",
+        "runs",
+        "active",
+    )
 
     def __init__(self, max_period: int) -> None:
         self.pending: list[str] = []
@@ -140,10 +150,12 @@ class _Channel:
         self.extra = 0
         # (start, extra, text) of the last compared segments, and their token
         # sets apart: a set operation takes them all as arguments, with no loop.
-        # The sets go twice as far back: the words of two copies of the longest
-        # cycle, which a reworded loop's new words are looked for in.
         self.ring: deque[tuple[int, int, str]] = deque(maxlen=max_period)
-        self.token_sets: deque[frozenset[str]] = deque(maxlen=2 * max_period)
+        self.token_sets: deque[frozenset[str]] = deque(maxlen=max_period)
+        # The token sets of the `max_period` segments before those: with them,
+        # two copies of the longest cycle, where a reworded loop's new words
+        # are looked for.
+        self.older_sets: deque[frozenset[str]] = deque(maxlen=max_period)
         # Segment text -> its tokens, for the segments seen lately: in a loop
         # most segments are said again word for word, and tokenising is most
         # of a segment's cost. Emptied when it holds max_period.
@@ -241,18 +253,14 @@ class NearDuplicate(Detector):
         if size < params.min_tokens:
             return None
         ring, token_sets, runs, threshold = state.ring, state.token_sets, state.runs, params.similarity
-        # A word none of the recent segments holds: a parallel list names a new
-        # subject in every item ("Leopon", "Jaglion", "Pumard"); a reworded
-        # loop soon only swaps in words it has used before, in this copy or
-        # one further back. A run fires once a whole copy brought no new word.
-        unseen = len(words.difference(*token_sets))
-        fresh = unseen > 0
+        unseen = words.difference(*token_sets)
+        fresh = None
         grown: dict[int, tuple[int, int, int, int, int]] = {}
         # Jaccard is at most the share of this segment's words found in the
         # other: when the recent segments together hold too few, none is similar.
-        if size - unseen >= threshold * size:
+        if size - len(unseen) >= threshold * size:
             least = threshold * size
-            for d, before in enumerate(islice(reversed(token_sets), params.max_period), 1):
+            for d, before in enumerate(reversed(token_sets), 1):
                 other = len(before)
                 # Jaccard is at most the ratio of the smaller set to the larger.
                 if (other < least) if other < size else (size < threshold * other):
@@ -260,6 +268,13 @@ class NearDuplicate(Detector):
                 common = len(words & before)
                 similarity = common / (size + other - common)
                 if similarity >= threshold:
+                    if fresh is None:
+                        # A word none of the recent segments holds: a parallel
+                        # list names a new subject in every item ("Leopon",
+                        # "Jaglion"); a reworded loop soon only swaps in words it
+                        # has used before, in this copy or one further back. A
+                        # run fires once a whole copy brought no new word.
+                        fresh = bool(unseen) and bool(unseen.difference(*state.older_sets))
                     run = runs.get(d)
                     pairs, changed, settled, run_start, run_extra = run if run else (0, 0, 0, *ring[-d][:2])
                     grown[d] = (
@@ -269,6 +284,8 @@ class NearDuplicate(Detector):
                         run_start,
                         run_extra,
                     )
+        if len(token_sets) == params.max_period:
+            state.older_sets.append(token_sets[0])
         ring.append((start, extra, segment))
         token_sets.append(words)
         state.runs = grown
