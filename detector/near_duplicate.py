@@ -60,7 +60,7 @@ CJK = re.compile(r"[\u3400-\u9fff]")
 # What a Chinese character counts for in `region_chars`, and (one extra count
 # per character) how it is found.
 HAN_CHAR_WEIGHT = 3
-HAN_CHARS = re.compile(r"[\u3400-\u9fff]+")
+HAN_CHARS = re.compile(CJK.pattern + "+")
 # ASCII text, as bytes -> its word characters lower-cased (digits as "0"),
 # every other character a space: its words (`WORD`) are its runs that hold
 # a letter, digit runs squeezed to one "0". A byte table: `bytes.translate`

@@ -83,6 +83,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from collections.abc import Callable
 
 from .period import PeriodTracker
 from .repeated_region import RepeatedRegion
@@ -142,7 +143,6 @@ class BlockCycleFinder:
         "_last_char",
         "_active",
         "_numbers",
-        "_pushed",
         "_blocked_until",
         "covered_until",
         "_tail_room",
@@ -175,8 +175,7 @@ class BlockCycleFinder:
         self._last_char = ""
         self._active = 0  # period (in blocks) of the run already reported
         self._numbers: dict[int, list[int]] = {}  # block start -> its numbers, for recent blocks
-        self._pushed = 0  # blocks pushed
-        # period -> the count of blocks pushed before which its run cannot complete
+        # period -> the count of blocks pushed (`_tracker.count`) before which its run cannot complete
         # (`_may_complete`: a block broke it, and stays in its run that long).
         self._blocked_until: dict[int, int] = {}
         self.covered_until = 0  # end of the last reported loop, as far as it went on
@@ -338,7 +337,6 @@ class BlockCycleFinder:
         self._pending_len = 0
         self._block_start = end
         live = self._tracker.push(key)
-        self._pushed += 1
         ring.append((start, raw, lead, body))
         if not live:
             # The common case: no block repeats the one a period back (a run
@@ -368,7 +366,7 @@ class BlockCycleFinder:
             # copies are that cycle's copies (two dividers, two epochs of a log).
             # (The shortest such cycle first, and the others only if needed: a
             # log's row brings every period, and all but one are multiples.)
-            if self._blocked_until.get(p, 0) > self._pushed:
+            if self._blocked_until.get(p, 0) > tracker.count:
                 judged.append(p)
                 continue
             shortest = next((q for q in judged if p % q == 0), 0)
@@ -376,7 +374,7 @@ class BlockCycleFinder:
                 # The block that broke it, one of the newest `shortest`, stays in
                 # any run of p that may fire (both checks read 2p blocks at
                 # least) for p - shortest + 1 blocks more.
-                self._blocked_until[p] = self._pushed + p - shortest + 1
+                self._blocked_until[p] = tracker.count + p - shortest + 1
                 judged.append(p)
                 continue
             multiple = [q for q in judged if p % q == 0] if shortest else []
@@ -446,16 +444,16 @@ class BlockCycleFinder:
             needed = max(needed, p * copies)
             if length < needed or needed > len(blocks):
                 continue
-            steps = _counter_steps(blocks[-needed:], p)
+            steps = _counter_steps(blocks[-needed:], p, self._numbers_of)
             if steps == 2:
                 # Each number keeps its own step: a computed table (times,
                 # conversions) is as regular, and stops after a few dozen rows.
                 needed = max(needed, p * params.table_min_copies)
                 if length < needed or needed > len(blocks):
                     continue
-                steps = _counter_steps(blocks[-needed:], p)
+                steps = _counter_steps(blocks[-needed:], p, self._numbers_of)
             if steps:
-                counted = run if _counter_steps(run, p) == steps else blocks[-needed:]
+                counted = run if _counter_steps(run, p, self._numbers_of) == steps else blocks[-needed:]
                 return self._region(counted, p, at, "counter_cycle")
             if record:
                 return self._region(run, p, at, "template_cycle")
@@ -476,27 +474,28 @@ class BlockCycleFinder:
         ring = self._ring
         if len(ring) <= 2 * p + q:
             return True
-        numbers = self._numbers
-        if len(numbers) > 2 * len(ring):
-            # Keep the blocks still in the ring: twice its length at most.
-            oldest = ring[0][START]
-            numbers = self._numbers = {start: found for start, found in numbers.items() if start >= oldest}
         for i in range(1, q + 1):
-            newest, back, earlier = ring[-i], ring[-i - p], ring[-i - 2 * p]
+            newest, back = ring[-i], ring[-i - p]
             if newest[BODY] == back[BODY]:
                 continue
-            read = []
-            for block in (newest, back, earlier):
-                found = numbers.get(block[START])
-                if found is None:
-                    found = numbers[block[START]] = _block_numbers(block)
-                read.append(found)
-            now, before, first = read
+            now, before, first = self._numbers_of(newest), self._numbers_of(back), self._numbers_of(ring[-i - 2 * p])
             if len(now) != len(before) or len(before) != len(first):
                 return False
             if any(a - b != b - c for a, b, c in zip(now, before, first, strict=True)):
                 return False
         return True
+
+    def _numbers_of(self, block: Block) -> list[int]:
+        """The block's numbers, parsed once while it is in the ring."""
+        numbers = self._numbers
+        found = numbers.get(block[START])
+        if found is None:
+            if len(numbers) > 2 * len(self._ring):
+                # Keep the blocks still in the ring: twice its length at most.
+                oldest = self._ring[0][START]
+                numbers = self._numbers = {start: kept for start, kept in numbers.items() if start >= oldest}
+            found = numbers[block[START]] = [int(n) for n in DIGITS.findall(block[BODY])]
+        return found
 
     def _region(self, blocks: list[Block], p: int, at: int, kind: str) -> RepeatedRegion:
         first = blocks[0]
@@ -554,11 +553,7 @@ def _blocks_holding_rows(ring: deque[Block], rows: int, run: int) -> int:
     return run + 1
 
 
-def _block_numbers(block: Block) -> list[int]:
-    return [int(n) for n in DIGITS.findall(block[BODY])]
-
-
-def _counter_steps(blocks: list[Block], p: int) -> int:
+def _counter_steps(blocks: list[Block], p: int, numbers_at: Callable[[Block], list[int]]) -> int:
     """How a counter's numbers step from one copy to the next: 0 when some
     number does not change by the same amount all along the run (the figures
     of a long division, a data table); 1 when every number that changes
@@ -566,24 +561,18 @@ def _counter_steps(blocks: list[Block], p: int) -> int:
     11-ball"); 2 when each position keeps its own step ("(fen7) at (14,0)",
     but also a times table: "56 x 3 = 168")."""
     # Checked from the newest block back, each block's numbers read when first
-    # needed: a log of readings breaks the steps in its last rows, so a row
-    # reads O(1) blocks per period instead of the whole window (BENCHMARKS.md).
-    numbers: list[list[int] | None] = [None] * len(blocks)
-
-    def numbers_at(j: int) -> list[int]:
-        if numbers[j] is None:
-            numbers[j] = _block_numbers(blocks[j])
-        return numbers[j]
-
+    # needed (`numbers_at`, the finder's, parses a block once): a log of
+    # readings breaks the steps in its last rows, so a row reads O(1) blocks
+    # per period instead of the whole window (BENCHMARKS.md).
     common = set()
     for j in range(len(blocks) - 1, p - 1, -1):
-        now, before = numbers_at(j), numbers_at(j - p)
+        now, before = numbers_at(blocks[j]), numbers_at(blocks[j - p])
         if len(now) != len(before):
             return 0
         steps = [a - b for a, b in zip(now, before, strict=True)]
         # Every copy's steps equal the copy's before: the same steps all along.
         if j >= 2 * p:
-            earlier = numbers_at(j - 2 * p)
+            earlier = numbers_at(blocks[j - 2 * p])
             if len(earlier) != len(before) or steps != [b - e for b, e in zip(before, earlier, strict=True)]:
                 return 0
         common.update(step for step in steps if step)
