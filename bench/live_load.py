@@ -11,13 +11,17 @@ producer on server i mod N, its viewer on the next server (with N > 1 every
 event crosses processes through the channel layer). Producers send
 `content` events (16 characters of the corpus's normal content rows) at R a
 second, `--batch` events a message (default 1), for the stage's duration
-(first sends spread over one interval), without waiting for
-acknowledgements; with `--linger S` events are made one by one at R a
-second and batched as `LiveSession.send` batches them (a message once the
-batch's first event is S seconds old or `--batch` events wait), so latency
-includes the linger. Each event carries its send time (`sent`, an unknown
-field the lab keeps; CLOCK_MONOTONIC, one clock for every process), so the
-viewer measures ingest-to-viewer latency.
+(first sends spread over one interval between messages), without waiting
+for acknowledgements; with `--linger S` events come one by one at R a
+second and are batched as `LiveSession.send` batches them (a message once
+the batch's first event is S seconds old or `--batch` events wait), so
+latency includes the linger. Each event carries its send time (`sent`, an
+unknown field the lab keeps; CLOCK_MONOTONIC, one clock for every
+process), so the viewer measures send-to-viewer latency: with a linger the
+time the event is due (when a model would hand it over: the linger and any
+delay of the load generator's own count), else when its message is made.
+Each client process sends every message of its producers from one timer
+(`send_all`), as it falls due.
 
 The load generator is `--clients P` processes (default 2), each driving its
 share of the sessions on its own event loop, so that it is not the
@@ -66,7 +70,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import heapq
 import json
+import math
 import multiprocessing
 import os
 import pstats
@@ -165,51 +171,92 @@ def view(socket_: WebSocketClient, counts: SessionCounts, latencies: list[tuple[
     socket_.on_text, socket_.on_close = received, closed_by_server(counts, "viewer")
 
 
-async def produce(
-    socket_: WebSocketClient, counts: SessionCounts, stage: Stage, text_start: int, start_at: float, end_at: float
-):
-    """Send `batch` events a message, `rate` events/s, from start_at to end_at
-    without waiting for acks (they are counted as they come), then wait
-    (bounded) for the last ack. Counts are in events."""
-
-    def answered(raw: str) -> None:
-        if raw.startswith(ACK_PREFIX):
-            counts.ack_frames += 1
-            counts.acked_messages = int(raw[len(ACK_PREFIX) : -1])
-            counts.acked, counts.last_ack_at = counts.upto[counts.acked_messages], time.monotonic()
-        elif "error" in json.loads(raw):
-            counts.errors += 1
-
-    socket_.on_text, socket_.on_close = answered, closed_by_server(counts, "producer")
-    try:
-        await _send_all(socket_, counts, stage, text_start, start_at, end_at)
-    except ConnectionError:
-        pass  # on_close recorded it
+def events_a_message(stage: Stage) -> int:
+    """`batch`; with a linger the first event and those up to linger seconds after it, at most `batch`."""
+    return min(stage.batch, math.ceil(stage.linger * stage.rate - 1e-9) + 1) if stage.linger else stage.batch
 
 
-async def _send_all(socket_: WebSocketClient, counts: SessionCounts, stage: Stage, text_start, start_at, end_at):
-    """Events at `rate` a second, each stamped when it is made. Without a
-    linger `batch` of them are made at once and sent; with one, as
-    `LiveSession.send` batches them: the event that finds the batch's first
-    `linger` seconds old, or the batch full, sends it."""
-    text, events, first_at = stage.text, [], 0.0
-    per_due = 1 if stage.linger else stage.batch
-    while (due := start_at + counts.sent / stage.rate) < end_at:
-        await asyncio.sleep(max(0.0, due - time.monotonic()))
-        for _ in range(per_due):
-            offset = (text_start + counts.sent * DELTA_CHARS) % (len(text) - DELTA_CHARS)
+class Producer:
+    """One session's producer: `rate` events a second from `start_at` to
+    `end_at`, sent without waiting for acknowledgements (they are counted as
+    they come). Without a linger `batch` events a message, made at once;
+    with one, batched as `LiveSession.send` batches them: the event that
+    finds the batch's first `linger` seconds old, or the batch full, sends
+    it, and each event is stamped with the time it is due (when the model
+    handed it over), so the latency counts the linger and any delay of the
+    load generator's own; without one, when its message is made, as
+    before. Counts are in events."""
+
+    def __init__(self, socket_: WebSocketClient, counts: SessionCounts, stage: Stage, text_start, start_at, end_at):
+        self.socket, self.counts, self.stage, self.text_start = socket_, counts, stage, text_start
+        self.start_at, rate = start_at, stage.rate
+        # the events due before end_at; without a linger the last message's batch may run past it
+        due = math.ceil((end_at - start_at) * rate)
+        while due and start_at + (due - 1) / rate >= end_at:
+            due -= 1
+        self.due = -(-due // stage.batch) * stage.batch if not stage.linger else due
+        self.most = events_a_message(stage)
+
+        def answered(raw: str) -> None:
+            if raw.startswith(ACK_PREFIX):
+                counts.ack_frames += 1
+                counts.acked_messages = int(raw[len(ACK_PREFIX) : -1])
+                counts.acked, counts.last_ack_at = counts.upto[counts.acked_messages], time.monotonic()
+            elif "error" in json.loads(raw):
+                counts.errors += 1
+
+        socket_.on_text, socket_.on_close = answered, closed_by_server(counts, "producer")
+
+    def next_at(self) -> float | None:
+        """When the next message goes, None when all are sent: with a linger
+        when its last event is due, else when its first is (its events are
+        made at once)."""
+        sent = self.counts.sent
+        if sent >= self.due or self.socket.ended.done():
+            return None
+        last = sent + min(self.most, self.due - sent) - 1 if self.stage.linger else sent
+        return self.start_at + last / self.stage.rate
+
+    def send_next(self) -> None:
+        counts, stage, rate = self.counts, self.stage, self.stage.rate
+        size = min(self.most, self.due - counts.sent)
+        events, now = [], time.monotonic()
+        for _ in range(size):
+            offset = (self.text_start + counts.sent * DELTA_CHARS) % (len(stage.text) - DELTA_CHARS)
+            sent = self.start_at + counts.sent / rate if stage.linger else now
+            events.append({"type": "content", "text": stage.text[offset : offset + DELTA_CHARS], "sent": sent})
             counts.sent += 1
-            now = time.monotonic()
-            first_at = first_at if events else now
-            events.append({"type": "content", "text": text[offset : offset + DELTA_CHARS], "sent": now})
-        last = start_at + counts.sent / stage.rate >= end_at
-        if not last and (len(events) >= stage.batch or now - first_at >= stage.linger):
-            _send_message(socket_, counts, events)
-            events = []
-    if events:  # the producer's close flushes the last batch, asking for its ack at once as LiveSession's does
-        _send_message(socket_, counts, events, ack_now=True)
+        # the producer's close flushes the last batch, asking for its ack at once as LiveSession's does
+        _send_message(self.socket, counts, events, ack_now=counts.sent >= self.due)
+
+
+async def send_all(producers: list[Producer]) -> None:
+    """Every producer's messages, each when it is due: one timer for the
+    client process, not one a producer (a producer of 20 events a second
+    waking for each cost the load generator most of its CPU, taken from the
+    server's machine). Then wait (bounded) for the last acks."""
+    schedule = [(when, index) for index, producer in enumerate(producers) if (when := producer.next_at()) is not None]
+    heapq.heapify(schedule)
+    while schedule:
+        when, index = schedule[0]
+        wait = when - time.monotonic()
+        if wait > 0:
+            await asyncio.sleep(wait)
+            continue
+        producer = producers[index]
+        try:
+            producer.send_next()
+        except ConnectionError:
+            heapq.heappop(schedule)  # on_close recorded it
+            continue
+        if (when := producer.next_at()) is None:
+            heapq.heappop(schedule)
+        else:
+            heapq.heapreplace(schedule, (when, index))
     drain_end = time.monotonic() + DRAIN_S
-    while counts.acked < counts.sent and time.monotonic() < drain_end and not socket_.ended.done():
+    while time.monotonic() < drain_end and any(
+        p.counts.acked < p.counts.sent and not p.socket.ended.done() for p in producers
+    ):
         await asyncio.sleep(0.1)
 
 
@@ -247,13 +294,13 @@ async def drive(stage: Stage, positions: list[tuple[int, int]], barrier) -> dict
     await asyncio.get_running_loop().run_in_executor(None, barrier.wait)
     own_before, start_at = _own_cpu(), time.monotonic() + 0.5  # the clients pass the barrier within a few ms
     # Each producer reads the corpus text from its own offset (no copy), and its first
-    # message is spread over one interval (producers do not send in lockstep).
-    interval = (1 if stage.linger else stage.batch) / stage.rate
-    await asyncio.gather(
-        *(
-            produce(p, counts[s], stage, s * 997, start_at + interval * i / stage.sessions, start_at + stage.seconds)
+    # message is spread over one interval between messages (producers do not send in lockstep).
+    interval = events_a_message(stage) / stage.rate
+    await send_all(
+        [
+            Producer(p, counts[s], stage, s * 997, start_at + interval * i / stage.sessions, start_at + stage.seconds)
             for p, (i, s) in zip(producer_sockets, positions, strict=True)
-        )
+        ]
     )
     drain_end = time.monotonic() + DRAIN_S
     while time.monotonic() < drain_end and any(len(c.received) < c.acked for c in counts.values()):
