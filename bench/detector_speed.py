@@ -22,6 +22,15 @@ the machine's speed varies from minute to minute, slowing whole rounds.
 
     .venv/bin/python bench/detector_speed.py            # all sizes (about 2 min)
     .venv/bin/python bench/detector_speed.py --quick    # 10 KB and 100 KB only
+    .venv/bin/python bench/detector_speed.py --pieces 4 64 1000   # the text in pieces (about 15 s)
+
+`--pieces N ...` prints another table instead: the first 400,000
+characters of each stream fed in pieces of N characters to a monitor with
+no detector, with `text_loop` alone, with `near_duplicate` alone and with
+the default profile, CPU µs per 4 characters (fastest of `--rounds`).
+What a 4-character chunk costs beyond the same text in 1,000-character
+pieces is the chunks' own cost (the event dicts, the monitor's held path,
+the hand-offs); the rest is the detectors' work on the text.
 """
 
 from __future__ import annotations
@@ -38,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.corpus import add_corpus_argument, corpus_files  # noqa: E402
 from detector import Monitor  # noqa: E402
-from detector.config import Profile  # noqa: E402
+from detector.config import Profile, builtin_config  # noqa: E402
 from detector.evaluation import read_corpus  # noqa: E402
 
 SIZES = {"10 KB": 10_000, "100 KB": 100_000, "1 MB": 1_000_000, "10 MB": 10_000_000}
@@ -51,6 +60,8 @@ MEMORY_CHARS = 1_000_000
 # monitor-only row, to keep the default run within about two minutes.
 LONGEST_FOR_ALL = 1_000_000
 WARM_UP_CHARS = 100_000
+PIECES_CHARS = 400_000  # the pieces table's streams
+PIECE_DETECTORS = ("text_loop", "near_duplicate")  # the default profile's detectors that read inside chunks
 
 
 def corpus_texts(limit: int, paths: list[Path] | None = None) -> dict[str, tuple[str, str]]:
@@ -87,18 +98,40 @@ def time_chunks(feed, text: str, channel: str) -> list[int]:
     return costs
 
 
-def loop_mean(feed, text: str, channel: str) -> tuple[float, float]:
-    """µs per chunk of the whole loop timed once (total feed time / chunks),
-    on the wall clock and in this process's CPU time (which time the other
-    processes of a shared machine take does not count in): no timer inside,
-    so the mean carries neither the timer's cost nor its rounding; the loop
-    builds each event dict, as a caller does."""
+def loop_mean(feed, text: str, channel: str, piece: int = CHUNK) -> tuple[float, float]:
+    """µs per `CHUNK` characters of the whole loop timed once (total feed
+    time / chunks), the text fed in `piece`-character events, on the wall
+    clock and in this process's CPU time (which time the other processes of
+    a shared machine take does not count in): no timer inside, so the mean
+    carries neither the timer's cost nor its rounding; the loop builds each
+    event dict, as a caller does."""
     wall, cpu = time.perf_counter_ns, time.process_time_ns
     start, start_cpu = wall(), cpu()
-    for i in range(0, len(text), CHUNK):
-        feed({"type": channel, "text": text[i : i + CHUNK]})
-    chunks = -(-len(text) // CHUNK)
+    for i in range(0, len(text), piece):
+        feed({"type": channel, "text": text[i : i + piece]})
+    chunks = len(text) / CHUNK
     return (wall() - start) / 1000 / chunks, (cpu() - start_cpu) / 1000 / chunks
+
+
+def pieces_table(streams: dict[str, tuple[str, str]], sizes: list[int], rounds: int) -> None:
+    """CPU µs per `CHUNK` characters with the text fed in pieces of each size,
+    to a monitor with no detector, with each text detector of the default
+    profile alone, and with the whole profile: what the chunks' own cost is
+    (dicts, the monitor's held path, the hand-offs), and what the detectors'
+    work on the text is however it comes."""
+    default = builtin_config().select("default")
+    runners = {"no detector": Profile("none", {})}
+    runners.update({name: Profile(name, {name: default.detectors[name]}) for name in PIECE_DETECTORS})
+    runners["default"] = default
+    print(f"CPU µs per {CHUNK} characters, the first {PIECES_CHARS:,} characters fed in pieces of N characters")
+    print(f"{'stream':<8} {'N':>6}  " + " ".join(f"{name:>14}" for name in runners))
+    for stream, (channel, text) in streams.items():
+        text = text[:PIECES_CHARS]
+        for size in sizes:
+            cpu = [
+                min(loop_mean(Monitor(p).feed, text, channel, size)[1] for _ in range(rounds)) for p in runners.values()
+            ]
+            print(f"{stream:<8} {size:>6}  " + " ".join(f"{value:>14.2f}" for value in cpu), flush=True)
 
 
 def peak_memory(make_monitor, text: str, channel: str) -> int:
@@ -131,8 +164,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="10 KB and 100 KB streams only")
     parser.add_argument("--rounds", type=int, default=3, help="times each row is run; the fastest counts (default 3)")
     parser.add_argument("--max-chars", type=int, default=max(SIZES.values()), help="longest stream (default 10 MB)")
+    parser.add_argument(
+        "--pieces",
+        type=int,
+        nargs="+",
+        metavar="N",
+        help="instead, the table of the text fed in pieces of N characters",
+    )
     add_corpus_argument(parser)
     args = parser.parse_args(argv)
+    if args.pieces:
+        pieces_table(corpus_texts(PIECES_CHARS, args.corpus), args.pieces, args.rounds)
+        return 0
     sizes = {k: v for k, v in SIZES.items() if (not args.quick or v <= 100_000) and v <= args.max_chars}
     streams = corpus_texts(max(sizes.values()), args.corpus)
     runners = {"bare append": None, "monitor only": Profile("none", {})}
