@@ -81,12 +81,14 @@ def test_a_message_over_the_size_limit_gets_an_error_then_close_1009(lab, produc
 
 def test_a_used_up_quota_raises_with_retry_after_and_keeps_the_message(lab, producer):
     server = lab(LOOPGUARD_TOKEN_DAILY_QUOTA="3")
-    live = LiveSession(server.url, producer.token, window=1, linger=0)  # creating it was call 1
+    # Creating it was call 1. The lab asks for waits of 1, 2, 4, 8 s (backoff): those that fit
+    # in the client's timeout are waited and the message sent again, the first longer one raises.
+    live = LiveSession(server.url, producer.token, window=1, linger=0, timeout=5)
     live.send(HELLO)
     live.send(HELLO)
     with pytest.raises(QuotaUsedUp) as caught:
         live.send({"type": "content", "text": "late"})
-    assert caught.value.seq == 3 and 0 < caught.value.retry_after <= 24 * 3600
+    assert caught.value.seq == 3 and 5 < caught.value.retry_after <= 24 * 3600
     assert live.pending == {3: [{"type": "content", "text": "late"}]}  # to go again once the wait is over
     assert stored(live.session_id) == [HELLO, HELLO]
     assert Session.objects.get(pk=live.session_id).state == "live"
