@@ -20,6 +20,7 @@ LAYERS: list[set[str]] = [
         "channel_layers",
         "daphne_limits",
         "frame_masks",
+        "frame_utf8",
         "direct_writes",
         "staticfinders",
         "embedded_worker",

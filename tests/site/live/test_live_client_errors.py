@@ -53,6 +53,25 @@ def test_each_refusal_raises_its_own_error_with_its_code(lab, producer, outsider
     assert stored(own) == [] and stored(closed.session_id) == []
 
 
+def test_a_socket_that_sends_invalid_utf8_is_dropped_and_nothing_of_the_message_is_stored(lab, producer):
+    server = lab()
+    session_id = LiveSession(server.url, producer.token, transport="http").session_id
+    url = server.url.replace("http://", "ws://") + f"/ws/ingest/{session_id}"
+    headers = {"Authorization": f"Bearer {producer.token}"}
+    good = json.dumps({"seq": 1, "event": {"type": "content", "text": "naïve 循环 "}}, ensure_ascii=False)
+    with connect(url, additional_headers=headers) as socket:
+        assert json.loads(socket.recv(timeout=10)) == {"resume": 0}
+        socket.send(good.encode(), text=True)
+        assert json.loads(socket.recv(timeout=10)) == {"ack": 1}
+        socket.send(b'{"seq": 2, "event": {"type": "content", "text": "\xed\xa0\x80"}}', text=True)
+        with pytest.raises(ConnectionClosed) as closed:
+            socket.recv(timeout=10)
+    # autobahn fails a connection by dropping it (its `failByDrop`), with no close frame
+    assert closed.value.rcvd is None and closed.value.sent is None, "\n".join(server.output)
+    with connect(url, additional_headers=headers) as socket:
+        assert json.loads(socket.recv(timeout=10)) == {"resume": 1}  # the bad message stored nothing
+
+
 def test_a_message_over_the_size_limit_gets_an_error_then_close_1009(lab, producer):
     server = lab(LOOPGUARD_WS_MAX_MESSAGE_KB="64")
     session_id = LiveSession(server.url, producer.token, transport="http").session_id
