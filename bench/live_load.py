@@ -52,6 +52,10 @@ behind the server falls).
 loops) and prints the merged profile at the end. `--py-spy DIR` samples
 them with py-spy instead (every thread, at their usual speed; cProfile
 slows them about twentyfold): `bench/spy_summary.py DIR/*.txt` sums it.
+A running thread is sampled where it holds the GIL or waits for it (after
+each socket call the event loop waits while the ingest thread runs:
+where it waits shows where it gives the GIL away); `--py-spy-gil` keeps
+only the samples of the thread holding it: where the CPU goes.
 
 `--profile-ingest` instead times `live_ingest_batch` in this process for
 batches of 1 to 500 one-event messages of as many sessions, then cProfiles
@@ -340,11 +344,17 @@ def _client(stage: Stage, positions: list[tuple[int, int]], barrier, results) ->
 
 
 def run_stage(
-    stage: Stage, session_ids: list[int], clients: int, server_pids: list[int], database: str, spy: Path | None = None
+    stage: Stage,
+    session_ids: list[int],
+    clients: int,
+    server_pids: list[int],
+    database: str,
+    spy: Path | None = None,
+    spy_gil: bool = False,
 ) -> dict:
     """The stage over `clients` processes (forked: they share the text); the
     merged row. With `spy`, py-spy samples each server over the stage
-    (`spy_servers`)."""
+    (`spy_servers`; `spy_gil`: only the thread holding the GIL)."""
     context = multiprocessing.get_context("fork")
     barrier = context.Barrier(clients + 1)
     results = context.Queue()
@@ -355,7 +365,7 @@ def run_stage(
     for worker in workers:
         worker.start()
     barrier.wait()  # every client connected: the clock starts
-    spies = spy_servers(server_pids, stage.seconds, spy, len(session_ids)) if spy else []
+    spies = spy_servers(server_pids, stage.seconds, spy, len(session_ids), spy_gil) if spy else []
     postgres = BackendCpu(f"{POSTGRES}/postgres", database)
     redis_pids = process_ids("redis-server")
     server_before, loops_before = _servers_cpu(server_pids), _servers_cpu(server_pids, main_thread=True)
@@ -415,9 +425,10 @@ def latency_timeline(sent_latencies: list[tuple[float, float]], start_at: float)
     ]
 
 
-def spy_servers(pids: list[int], seconds: float, out: Path, k: int) -> list:
+def spy_servers(pids: list[int], seconds: float, out: Path, k: int, gil: bool = False) -> list:
     """py-spy sampling each server process (every thread, 100 a second,
-    only samples of a thread that is running) for `seconds`, from now:
+    only samples of a thread that is running; with `gil`, only of the
+    thread holding the GIL) for `seconds`, from now:
     collapsed stacks in `out`/daphne-<pid>-k<k>.txt (`bench/spy_summary.py`
     sums them). Not paused to be sampled (`--nonblocking`), so the servers
     run at their usual speed."""
@@ -437,6 +448,7 @@ def spy_servers(pids: list[int], seconds: float, out: Path, k: int) -> list:
                 "raw",
                 "--threads",
                 "--nonblocking",
+                *(["--gil"] if gil else []),
                 "--output",
                 str(out / f"daphne-{pid}-k{k}.txt"),
             ],
@@ -597,6 +609,9 @@ def main(argv: list[str] | None = None) -> int:
         "--py-spy", type=Path, default=None, metavar="DIR",
         help="sample the Daphne processes with py-spy over each stage, into DIR (bench/spy_summary.py)",
     )  # fmt: skip
+    parser.add_argument(
+        "--py-spy-gil", action="store_true", help="with --py-spy: only samples of the thread holding the GIL (CPU)"
+    )
     parser.add_argument("--timeline", action="store_true", help="print each stage's latency per second of sending")
     parser.add_argument("--profile-ingest", type=int, nargs="?", const=2000, default=None, metavar="N",
                         help="profile live_ingest_batch in-process (default 2000 messages a batch size)")  # fmt: skip
@@ -639,7 +654,7 @@ def main(argv: list[str] | None = None) -> int:
         for k in ramp:
             chosen, sessions = sessions[:k], sessions[k:]
             stage = Stage(ports, token, args.rate, batch, args.linger, seconds, text, k)
-            row = run_stage(stage, chosen, min(args.clients, k), pids, args.database, args.py_spy)
+            row = run_stage(stage, chosen, min(args.clients, k), pids, args.database, args.py_spy, args.py_spy_gil)
             print_row(row, args.rate, seconds)
             if args.timeline:
                 print("  second: events p50/p99/max ms | " + " | ".join(
