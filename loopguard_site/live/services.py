@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import logging
 import pickle
-import random
+import secrets
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -178,10 +178,7 @@ def _stream_written(session: Session, stream: LiveStream, monitor: Monitor | Non
     the caller saves the stream. The Monitor becomes this process's once the
     transaction commits (a closed session's is dropped: it takes no events).
     With no Monitor (a spoiled one), the next writer rebuilds it."""
-    # Python's generator, reseeded in every process and forked child: distinct
-    # enough between processes. (`secrets` reads the kernel's source, a system
-    # call that hands the GIL to the event loop: 0.3 ms by the clock under load.)
-    stream.revision = random.getrandbits(63)
+    stream.revision = secrets.randbits(63)
     if monitor is None:
         return
     if pickle_it:
