@@ -5,8 +5,9 @@ autobahn, Daphne's framing, checks every text message with its native
 (cffi) validator: four C calls a message (reset, validate, two index
 reads), and cffi releases the GIL around each. While the live ingest
 thread runs the detectors, every release hands it the GIL and the event
-loop waits to get it back: about 0.1 ms a call, 0.47 ms a message
-(BENCHMARKS.md, section 4). Python's own UTF-8 decoder (`Utf8Check`)
+loop waits to get it back: 0.4-0.9 ms a message by the clock beside a
+thread running Python, against 1-2 µs of CPU (`bench/live_message_costs.py
+--busy`; BENCHMARKS.md, section 4). Python's own UTF-8 decoder (`Utf8Check`)
 checks the same bytes in C without releasing it, and rejects what the
 native validator rejects (overlong forms, surrogates, code points past
 U+10FFFF, bytes that cannot start or continue a character), at the
