@@ -15,6 +15,7 @@ from __future__ import annotations
 import pickle
 import threading
 from collections import OrderedDict
+from collections.abc import Iterable
 
 from detector import Monitor
 from loopguard_site.replay.monitors import profile_monitor
@@ -44,8 +45,13 @@ class MonitorCache:
         return entry[1] if entry is not None and entry[0] == revision else None
 
     def put(self, session_id: int, revision: int, monitor: Monitor) -> None:
+        self.put_many([(session_id, revision, monitor)])
+
+    def put_many(self, entries: Iterable[tuple[int, int, Monitor]]) -> None:
+        """`put` each (session id, revision, Monitor), in order."""
         with self._lock:
-            self._entries[session_id] = (revision, monitor)
+            for session_id, revision, monitor in entries:
+                self._entries[session_id] = (revision, monitor)
             while len(self._entries) > self.size:
                 self._entries.popitem(last=False)
 

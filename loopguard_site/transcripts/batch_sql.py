@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 
 from django.db import connection, connections, models
+from django.db.models.base import ModelState
+from django.db.models.signals import post_init, pre_init
 
 RowsUpdate = tuple[type[models.Model], list[str], list[models.Model]]
 
@@ -64,25 +66,30 @@ def _update_statement(model: type[models.Model], fields: list[str], objects: lis
 
 
 def rows_locked_with(
-    model: type[models.Model], ids: Iterable[int], related: type[models.Model], fields: Sequence[str]
+    model: type[models.Model],
+    ids: Iterable[int],
+    related: type[models.Model],
+    fields: Sequence[str],
+    *,
+    own: Sequence[str] | None = None,
 ) -> list[tuple[models.Model, models.Model | None]]:
     """The rows of `model` whose keys are `ids`, locked until the
     transaction ends (in key order, as every caller locks them: two never
     wait for each other in a circle; SQLite locks the whole database
     instead), each with its row of `related`, whose first field of `fields`
     is the one-to-one key to `model`: only `fields` of it (and its primary
-    key) are read, the others when first used; None where there is none. A
-    key with no row is left out. Written as SQL: for a few rows, Django's
+    key) are read, the others when first used; None where there is none.
+    Of `model`, only the fields `own` (and its key) when given, else all.
+    A key with no row is left out. Written as SQL: for a few rows, Django's
     compiler spent more time building the query than the database spent
     running it."""
     ids = sorted(ids)
     if not ids:
         return []
     quote = connection.ops.quote_name
-    own_fields = model._meta.concrete_fields
     link = related._meta.get_field(fields[0])
-    # in the model's order, as `Model.from_db` takes the values of some fields
-    related_fields = [f for f in related._meta.concrete_fields if f.name in fields or f.primary_key]
+    own_fields = _chosen_fields(model, own)
+    related_fields = _chosen_fields(related, fields)
     columns = [f"m.{quote(f.column)}" for f in own_fields] + [f"r.{quote(f.column)}" for f in related_fields]
     key = f"m.{quote(model._meta.pk.column)}"
     if connection.vendor == "postgresql":  # one text whatever the number of ids: psycopg parses it once
@@ -97,18 +104,14 @@ def rows_locked_with(
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
-    own_values, related_values = _row_converter(own_fields), _row_converter(related_fields)
-    related_names = [f.attname for f in related_fields]
-    width = len(own_fields)
-    return [
-        (
-            model.from_db(connection.alias, None, own_values(row[:width])),
-            None
-            if row[width + related_fields.index(link)] is None
-            else related.from_db(connection.alias, related_names, related_values(row[width:])),
-        )
-        for row in rows
-    ]
+    own_row, related_row = _row_reader(model, own_fields), _row_reader(related, related_fields)
+    width, link_at = len(own_fields), len(own_fields) + related_fields.index(link)
+    return [(own_row(row[:width]), None if row[link_at] is None else related_row(row[width:])) for row in rows]
+
+
+def _chosen_fields(model: type[models.Model], names: Sequence[str] | None) -> list[models.Field]:
+    """The concrete fields of `model` named in `names` (all when None), with its primary key."""
+    return [f for f in model._meta.concrete_fields if names is None or f.name in names or f.primary_key]
 
 
 def rows_claim(
@@ -182,6 +185,28 @@ def _array_item(value: object) -> str:
     if isinstance(value, int | float):
         return str(value)
     return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _row_reader(model: type[models.Model], fields: Sequence[models.Field]) -> Callable[[Sequence], models.Model]:
+    """Builds an instance of `model` from the database values of `fields`
+    (the others deferred), as a queryset does. Without `Model.__init__`
+    where no receiver listens to its signals: its signals and its pass over
+    every field cost more than the read itself (a live batch locks its
+    sessions with their streams, two instances a row)."""
+    convert = _row_converter(fields)
+    names = [f.attname for f in fields]
+    alias = connection.alias
+    if pre_init.has_listeners(model) or post_init.has_listeners(model):
+        return lambda values: model.from_db(alias, names, convert(values))
+
+    def read(values: Sequence) -> models.Model:
+        instance = model.__new__(model)
+        instance.__dict__.update(zip(names, convert(values), strict=True))
+        state = instance._state = ModelState()
+        state.adding, state.db = False, alias
+        return instance
+
+    return read
 
 
 def _row_converter(fields: Sequence[models.Field]) -> Callable[[Sequence], list]:

@@ -119,3 +119,60 @@ def test_sessions_pickle_their_monitors_each_at_its_own_interval(producer, monke
         assert not any(isinstance(o, FieldError) or o.detections for o in outcomes)
     saved = dict(LiveStream.objects.filter(session__in=sessions).values_list("session_id", "monitor_events"))
     assert [saved[session.pk] for session in sessions] == [45 // interval * interval for interval in intervals]
+
+
+def test_a_batch_reads_what_it_needs_of_its_sessions_with_their_locks(producer, loop_events, loop_stop, monkeypatch):
+    """The locking read leaves out a session's title and creation time, and
+    its stream's time of the last event: a field that a batch's writers read
+    later would cost a query a session. Only a Monitor that this process
+    does not hold is read apart (tens of KB): both, here (a test's
+    transaction never commits, so no Monitor becomes this process's)."""
+    stopped, closed = (session_create_live(model="Qwen1.5-1.8B-Chat", uploader=producer.user) for _ in range(2))
+    live_ingest_batch([IngestRequest(closed.pk, 1, [content("first")])])
+    loaded: list[tuple[str, list[str]]] = []
+
+    def recorded(model):
+        read = model.refresh_from_db
+
+        def refresh_from_db(self, using=None, fields=None, from_queryset=None):  # a deferred field's first use
+            loaded.append((model.__name__, sorted(fields or ())))
+            read(self, using, fields, from_queryset)
+
+        return refresh_from_db
+
+    monkeypatch.setattr(Session, "refresh_from_db", recorded(Session))
+    monkeypatch.setattr(LiveStream, "refresh_from_db", recorded(LiveStream))
+    cut = loop_stop.seq + 1
+
+    outcomes = live_ingest_batch(
+        [
+            IngestRequest(stopped.pk, 1, loop_events[:cut]),  # a new Monitor, a detection, a state
+            IngestRequest(closed.pk, 2, [content("last")], close=True),
+        ]
+    )
+
+    assert [(o.ack, o.state, len(o.detections)) for o in outcomes] == [(1, "stopped", 1), (2, "closed", 0)]
+    assert loaded == [("LiveStream", ["monitor"])] * 2
+    rows = {s.pk: (s.state, s.event_count, s.title) for s in Session.objects.all()}
+    assert rows == {stopped.pk: ("stopped", cut, stopped.title), closed.pk: ("closed", 2, closed.title)}
+
+
+def test_once_a_batch_commits_its_open_sessions_monitors_are_this_processs(
+    producer, django_capture_on_commit_callbacks
+):
+    first, second, closing = (session_create_live(model="m", uploader=producer.user) for _ in range(3))
+    with django_capture_on_commit_callbacks(execute=True) as hooks:
+        live_ingest_batch(
+            [
+                IngestRequest(first.pk, 1, [content("a")]),
+                IngestRequest(second.pk, 1, [content("bbb")]),
+                IngestRequest(closing.pk, 1, [content("c")], close=True),
+            ]
+        )
+
+    assert len(hooks) == 1  # one hook for the batch's Monitors
+    revisions = dict(LiveStream.objects.values_list("session_id", "revision"))
+    kept = {pk: services.monitors.take(pk, revisions[pk]) for pk in (first.pk, second.pk, closing.pk)}
+    assert [kept[pk] is not None for pk in (first.pk, second.pk, closing.pk)] == [True, True, False]
+    assert [kept[pk].ctx.offsets["content"] for pk in (first.pk, second.pk)] == [1, 3]  # each its own
+    assert services.monitors.take(first.pk, revisions[first.pk]) is None  # taken out while a batch feeds it

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 from django.db import connection, transaction
+from django.db.models.signals import post_init
 from django.test.utils import CaptureQueriesContext
 
 from loopguard_site.live.models import LiveStream
@@ -137,6 +138,50 @@ def test_it_locks_rows_in_key_order_each_with_its_related_row_as_a_queryset_read
     assert (related.pk, related.session_id, related.filename, related.size) == (upload.pk, uploaded.pk, "a.jsonl", 3)
     assert related.get_deferred_fields() == {"content", "content_encoding", "file", "sha256"}  # read when first used
     assert rows_locked_with(Session, [], RawUpload, ["session"]) == []
+
+
+def test_it_reads_only_the_own_fields_asked_for_and_the_others_when_first_used(vendor):
+    assert connection.vendor == vendor
+    (session,) = _sessions(1)
+    session.refresh_from_db()
+
+    with transaction.atomic(), CaptureQueriesContext(connection) as queries:
+        [(locked, _)] = rows_locked_with(Session, [session.pk], RawUpload, ["session"], own=["state", "project"])
+        read = (locked.pk, locked.state, locked.project_id, locked._state.adding, locked._state.db)
+        assert len(queries) == 1
+        deferred = locked.get_deferred_fields()
+        assert (locked.title, locked.created) == (session.title, session.created)  # each one query more
+        assert len(queries) == 3
+
+    assert read == (session.pk, session.state, session.project_id, False, "default")
+    every = {f.attname for f in Session._meta.concrete_fields}
+    assert deferred == every - {"id", "state", "project_id"}
+    locked.event_count = 11
+    locked.save(update_fields=["event_count"])  # an instance as a queryset gives it: saved by its key
+    assert Session.objects.get(pk=session.pk).event_count == 11
+
+
+def test_a_model_whose_init_signals_have_a_receiver_is_built_through_its_init(vendor):
+    assert connection.vendor == vendor
+    (session,) = _sessions(1)
+    heard: list[tuple[str, int]] = []
+
+    def receiver(sender, instance, **kwargs):
+        heard.append((sender.__name__, instance.pk))
+
+    post_init.connect(receiver, sender=Session)
+    try:
+        with transaction.atomic():
+            [(locked, _)] = rows_locked_with(Session, [session.pk], RawUpload, ["session"], own=["state"])
+    finally:
+        post_init.disconnect(receiver, sender=Session)
+
+    assert heard == [("Session", session.pk)]
+    assert (locked.pk, locked.state, locked.get_deferred_fields()) == (
+        session.pk,
+        session.state,
+        {f.attname for f in Session._meta.concrete_fields} - {"id", "state"},
+    )
 
 
 @pytest.mark.parametrize("durable", [True, False])
