@@ -58,8 +58,9 @@ where it waits shows where it gives the GIL away); `--py-spy-gil` keeps
 only the samples of the thread holding it: where the CPU goes.
 
 `--profile-ingest` instead times `live_ingest_batch` in this process for
-batches of 1 to 500 one-event messages of as many sessions, then cProfiles
-the largest: where a batch's time goes.
+batches of 1 to 500 one-event messages of as many sessions (the CPU of
+each batch; median and mean), then cProfiles the second largest: where a
+batch's time goes.
 
     .venv/bin/python bench/live_load.py                    # K = 1, 10, 50, 100, 250, 500; 20 s each
     .venv/bin/python bench/live_load.py --quick            # K = 1, 10, 50; 8 s each
@@ -80,6 +81,7 @@ import math
 import multiprocessing
 import os
 import pstats
+import statistics
 import sys
 import tempfile
 import time
@@ -517,19 +519,27 @@ def profile_ingest(text: str, messages: int, events_a_message: int = 1) -> None:
         batch = events[start : start + events_a_message] or events[:events_a_message]
         return IngestRequest(session_id, seq, batch, texts=[event_json(event) for event in batch])
 
-    def ingest_all(size: int) -> float:
+    def ingest_all(size: int) -> list[float]:
+        """The CPU seconds of each batch."""
         sessions = live_sessions(user, project, size)
         rounds = max(1, messages // size)
         live_ingest_batch([request(sid, 1) for sid in sessions])  # LiveStream rows, Monitors
-        start = time.process_time()
+        spent = []
         for seq in range(2, rounds + 2):
-            live_ingest_batch([request(sid, seq) for sid in sessions])
-        return (time.process_time() - start) / rounds
+            batch = [request(sid, seq) for sid in sessions]
+            start = time.process_time()
+            live_ingest_batch(batch)
+            spent.append(time.process_time() - start)
+        return spent
 
     print(f"live_ingest_batch, messages of {events_a_message} event(s), B sessions a batch; CPU; {load_average()}")
     for size in sizes:
-        seconds = ingest_all(size)
-        print(f"  B = {size:>3}: {1000 * seconds:7.1f} ms a batch, {1e6 * seconds / size:6.0f} µs a message")
+        spent = ingest_all(size)
+        median, mean = statistics.median(spent), statistics.fmean(spent)
+        print(
+            f"  B = {size:>3}: {len(spent):>4} batches, {1000 * median:7.1f} ms a batch (mean {1000 * mean:.1f}),"
+            f" {1e6 * median / size:6.0f} µs a message (mean {1e6 * mean / size:.0f})"
+        )
     profiler = cProfile.Profile()
     profiler.enable()
     ingest_all(sizes[-2])
