@@ -14,6 +14,7 @@ trip.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 
@@ -45,24 +46,38 @@ def _update_statement(model: type[models.Model], fields: list[str], objects: lis
     statement's text is the same whatever the number of rows, so psycopg
     parses it once per process, where a `VALUES` list of a placeholder per
     value was parsed again for every batch (a third of a live batch's time)."""
-    quote = connection.ops.quote_name
-    table, key = quote(model._meta.db_table), quote(model._meta.pk.column)
-    columns = [model._meta.get_field(name) for name in fields]
-    sets = ", ".join(f"{quote(column.column)} = v.column{n}" for n, column in enumerate(columns, start=2))
+    columns, (head, tail), unnest = _update_text(connection.alias, model, tuple(fields))
     database = connections[connection.alias]  # not the proxy: it looks the connection up at every attribute
     rows = [
         [obj.pk, *(column.get_db_prep_save(getattr(obj, column.attname), database) for column in columns)]
         for obj in objects
     ]
-    if connection.vendor == "postgresql":
-        names = ", ".join(f"column{n}" for n in range(1, len(columns) + 2))
-        types = [model._meta.pk.db_type(connection), *(column.db_type(connection) for column in columns)]
-        arrays = ", ".join(f"%s::{db_type}[]" for db_type in types)
-        source, values = f"unnest({arrays}) AS v({names})", [_array_param(column) for column in zip(*rows, strict=True)]
-    else:
-        row = "(" + ", ".join(["%s"] * (len(columns) + 1)) + ")"
-        source, values = f"(VALUES {', '.join([row] * len(objects))}) AS v", [v for row in rows for v in row]
-    return f"UPDATE {table} SET {sets} FROM {source} WHERE {table}.{key} = v.column1", values
+    if unnest:
+        return head + unnest + tail, [_array_param(column) for column in zip(*rows, strict=True)]
+    row = "(" + ", ".join(["%s"] * (len(columns) + 1)) + ")"
+    return f"{head}(VALUES {', '.join([row] * len(objects))}) AS v{tail}", [v for row in rows for v in row]
+
+
+@functools.cache
+def _update_text(
+    alias: str, model: type[models.Model], fields: tuple[str, ...]
+) -> tuple[list[models.Field], tuple[str, str], str | None]:
+    """`_update_statement`'s columns, its text before and after the source
+    of its rows, and on PostgreSQL that source (the same for any number of
+    rows): built once per process (a live batch of a few rows spent more
+    time building the text than the rows)."""
+    database = connections[alias]
+    quote = database.ops.quote_name
+    table, key = quote(model._meta.db_table), quote(model._meta.pk.column)
+    columns = [model._meta.get_field(name) for name in fields]
+    sets = ", ".join(f"{quote(column.column)} = v.column{n}" for n, column in enumerate(columns, start=2))
+    text = (f"UPDATE {table} SET {sets} FROM ", f" WHERE {table}.{key} = v.column1")
+    if database.vendor != "postgresql":
+        return columns, text, None
+    names = ", ".join(f"column{n}" for n in range(1, len(columns) + 2))
+    types = [model._meta.pk.db_type(database), *(column.db_type(database) for column in columns)]
+    arrays = ", ".join(f"%s::{db_type}[]" for db_type in types)
+    return columns, text, f"unnest({arrays}) AS v({names})"
 
 
 def rows_locked_with(
@@ -86,27 +101,46 @@ def rows_locked_with(
     ids = sorted(ids)
     if not ids:
         return []
-    quote = connection.ops.quote_name
-    link = related._meta.get_field(fields[0])
-    own_fields = _chosen_fields(model, own)
-    related_fields = _chosen_fields(related, fields)
-    columns = [f"m.{quote(f.column)}" for f in own_fields] + [f"r.{quote(f.column)}" for f in related_fields]
-    key = f"m.{quote(model._meta.pk.column)}"
-    if connection.vendor == "postgresql":  # one text whatever the number of ids: psycopg parses it once
-        chosen, params = f"{key} = ANY(%s::{model._meta.pk.db_type(connection)}[])", [_array_param(ids)]
-    else:
-        chosen, params = f"{key} IN ({', '.join(['%s'] * len(ids))})", ids
-    sql = (
-        f"SELECT {', '.join(columns)} FROM {quote(model._meta.db_table)} m"
-        f" LEFT JOIN {quote(related._meta.db_table)} r ON r.{quote(link.column)} = {key}"
-        f" WHERE {chosen} ORDER BY {key}" + (" FOR UPDATE OF m" if connection.features.has_select_for_update_of else "")
+    own_fields, related_fields, (head, tail), any_key = _locking_read_text(
+        connection.alias, model, related, tuple(fields), None if own is None else tuple(own)
     )
+    if any_key:  # PostgreSQL: one text whatever the number of ids, psycopg parses it once
+        chosen, params = any_key, [_array_param(ids)]
+    else:
+        chosen, params = f"IN ({', '.join(['%s'] * len(ids))})", ids
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(f"{head} {chosen}{tail}", params)
         rows = cursor.fetchall()
     own_row, related_row = _row_reader(model, own_fields), _row_reader(related, related_fields)
-    width, link_at = len(own_fields), len(own_fields) + related_fields.index(link)
+    width = len(own_fields)
+    link_at = width + related_fields.index(related._meta.get_field(fields[0]))
     return [(own_row(row[:width]), None if row[link_at] is None else related_row(row[width:])) for row in rows]
+
+
+@functools.cache
+def _locking_read_text(
+    alias: str,
+    model: type[models.Model],
+    related: type[models.Model],
+    fields: tuple[str, ...],
+    own: tuple[str, ...] | None,
+) -> tuple[list[models.Field], list[models.Field], tuple[str, str], str | None]:
+    """`rows_locked_with`'s fields of `model` and of `related` as it reads
+    them, its statement's text before and after the keys it chooses, and on
+    PostgreSQL how it chooses them: built once per process."""
+    database = connections[alias]
+    quote = database.ops.quote_name
+    link = related._meta.get_field(fields[0])
+    own_fields, related_fields = _chosen_fields(model, own), _chosen_fields(related, fields)
+    columns = [f"m.{quote(f.column)}" for f in own_fields] + [f"r.{quote(f.column)}" for f in related_fields]
+    key = f"m.{quote(model._meta.pk.column)}"
+    head = (
+        f"SELECT {', '.join(columns)} FROM {quote(model._meta.db_table)} m"
+        f" LEFT JOIN {quote(related._meta.db_table)} r ON r.{quote(link.column)} = {key} WHERE {key}"
+    )
+    tail = f" ORDER BY {key}" + (" FOR UPDATE OF m" if database.features.has_select_for_update_of else "")
+    any_key = f"= ANY(%s::{model._meta.pk.db_type(database)}[])" if database.vendor == "postgresql" else None
+    return own_fields, related_fields, (head, tail), any_key
 
 
 def _chosen_fields(model: type[models.Model], names: Sequence[str] | None) -> list[models.Field]:
@@ -193,7 +227,7 @@ def _row_reader(model: type[models.Model], fields: Sequence[models.Field]) -> Ca
     where no receiver listens to its signals: its signals and its pass over
     every field cost more than the read itself (a live batch locks its
     sessions with their streams, two instances a row)."""
-    convert = _row_converter(fields)
+    convert = _row_converter(connection.alias, tuple(fields))
     names = [f.attname for f in fields]
     alias = connection.alias
     if pre_init.has_listeners(model) or post_init.has_listeners(model):
@@ -209,10 +243,14 @@ def _row_reader(model: type[models.Model], fields: Sequence[models.Field]) -> Ca
     return read
 
 
-def _row_converter(fields: Sequence[models.Field]) -> Callable[[Sequence], list]:
-    """Turns database values of `fields` into Python values, as a queryset does."""
+@functools.cache
+def _row_converter(alias: str, fields: tuple[models.Field, ...]) -> Callable[[Sequence], list]:
+    """Turns database values of `fields` into Python values, as a queryset
+    does (built once per process: the converters looked up for each field
+    cost a live batch of a few rows more than converting them)."""
+    database = connections[alias]
     converters = [
-        (index, connection.ops.get_db_converters(column) + field.get_db_converters(connection), column)
+        (index, database.ops.get_db_converters(column) + field.get_db_converters(database), column)
         for index, field in enumerate(fields)
         for column in [field.get_col(field.model._meta.db_table)]
     ]
