@@ -144,7 +144,8 @@ def _locking_read_text(
 
 
 def _chosen_fields(model: type[models.Model], names: Sequence[str] | None) -> list[models.Field]:
-    """The concrete fields of `model` named in `names` (all when None), with its primary key."""
+    """The concrete fields of `model` named in `names` (all when None), with
+    its primary key, in the model's order (as `Model.from_db` takes values)."""
     return [f for f in model._meta.concrete_fields if names is None or f.name in names or f.primary_key]
 
 
@@ -246,8 +247,10 @@ def _row_reader(model: type[models.Model], fields: Sequence[models.Field]) -> Ca
 @functools.cache
 def _row_converter(alias: str, fields: tuple[models.Field, ...]) -> Callable[[Sequence], list]:
     """Turns database values of `fields` into Python values, as a queryset
-    does (built once per process: the converters looked up for each field
-    cost a live batch of a few rows more than converting them)."""
+    does (built once per process, from the first connection of the alias
+    that asks: every connection of an alias has the same converters; looked
+    up for each batch, they cost a live batch of a few rows more than
+    converting them)."""
     database = connections[alias]
     converters = [
         (index, database.ops.get_db_converters(column) + field.get_db_converters(database), column)
