@@ -145,7 +145,8 @@ _STREAM_FIELDS = ("session", "acked_seq", "monitor_events", "revision", "last_ev
 # What the writers of a live session read of it: not its title nor its creation time (a time stamp is parsed
 # in Python, a few µs a row; the stall sweep reads the creation time of a session with no event yet).
 _SESSION_FIELDS = ("state", "event_count", "profile", "project", "model")
-_INGEST_STREAM_FIELDS = _STREAM_FIELDS[:-1]  # the ingest sets the time of the last event, it never reads it
+# the ingest sets the time of the last event, it never reads it
+_INGEST_STREAM_FIELDS = tuple(name for name in _STREAM_FIELDS if name != "last_event_at")
 
 
 def _locked_streams(

@@ -101,7 +101,7 @@ def rows_locked_with(
     ids = sorted(ids)
     if not ids:
         return []
-    own_fields, related_fields, (head, tail), any_key = _locking_read_text(
+    own_fields, related_fields, link_at, (head, tail), any_key = _locking_read_text(
         connection.alias, model, related, tuple(fields), None if own is None else tuple(own)
     )
     if any_key:  # PostgreSQL: one text whatever the number of ids, psycopg parses it once
@@ -113,7 +113,6 @@ def rows_locked_with(
         rows = cursor.fetchall()
     own_row, related_row = _row_reader(model, own_fields), _row_reader(related, related_fields)
     width = len(own_fields)
-    link_at = width + related_fields.index(related._meta.get_field(fields[0]))
     return [(own_row(row[:width]), None if row[link_at] is None else related_row(row[width:])) for row in rows]
 
 
@@ -124,10 +123,11 @@ def _locking_read_text(
     related: type[models.Model],
     fields: tuple[str, ...],
     own: tuple[str, ...] | None,
-) -> tuple[list[models.Field], list[models.Field], tuple[str, str], str | None]:
+) -> tuple[list[models.Field], list[models.Field], int, tuple[str, str], str | None]:
     """`rows_locked_with`'s fields of `model` and of `related` as it reads
-    them, its statement's text before and after the keys it chooses, and on
-    PostgreSQL how it chooses them: built once per process."""
+    them, the place in a row of the one-to-one key, its statement's text
+    before and after the keys it chooses, and on PostgreSQL how it chooses
+    them: built once per process."""
     database = connections[alias]
     quote = database.ops.quote_name
     link = related._meta.get_field(fields[0])
@@ -140,7 +140,8 @@ def _locking_read_text(
     )
     tail = f" ORDER BY {key}" + (" FOR UPDATE OF m" if database.features.has_select_for_update_of else "")
     any_key = f"= ANY(%s::{model._meta.pk.db_type(database)}[])" if database.vendor == "postgresql" else None
-    return own_fields, related_fields, (head, tail), any_key
+    link_at = len(own_fields) + related_fields.index(link)
+    return own_fields, related_fields, link_at, (head, tail), any_key
 
 
 def _chosen_fields(model: type[models.Model], names: Sequence[str] | None) -> list[models.Field]:
@@ -228,9 +229,9 @@ def _row_reader(model: type[models.Model], fields: Sequence[models.Field]) -> Ca
     where no receiver listens to its signals: its signals and its pass over
     every field cost more than the read itself (a live batch locks its
     sessions with their streams, two instances a row)."""
-    convert = _row_converter(connection.alias, tuple(fields))
-    names = [f.attname for f in fields]
     alias = connection.alias
+    convert = _row_converter(alias, tuple(fields))
+    names = [f.attname for f in fields]
     if pre_init.has_listeners(model) or post_init.has_listeners(model):
         return lambda values: model.from_db(alias, names, convert(values))
 
