@@ -8,7 +8,14 @@ whole round trip, so a process's sends queue behind each other, each
 waiting for the event loop to come round again: under bench/live_load.py's
 250 producers a forward waited 65-115 ms (p90) and 160-270 ms (p99), timed
 in the Daphne processes (BENCHMARKS.md, section 4). `group_send_many` sends
-them in one pipeline: one round trip for the lot.
+them in one round trip, as one bundle: a single PUBLISH, to a channel that
+every process with a group member subscribes to (`_DrainingLoopLayer.group_add`);
+each process hands the bundle's messages to its own members of their groups
+and passes over the rest. A live batch's copies for its viewers thus cost
+one message to publish and one to parse in each process, not one per
+session: Redis's replies are parsed in Python, 10 % of a loaded server's
+event loop when each copy came on its own (BENCHMARKS.md, section 4). Every
+such process reads every bundle, its members' or not: a look-up a copy.
 
 Each process reads its subscriptions without a timeout per message
 (`_DrainingShard`): channels_redis' reader asks redis-py for each message
@@ -59,7 +66,11 @@ class _DrainingShard(RedisSingleShardConnection):
                     # block: no timer per read; redis-py reconnects and subscribes again as before
                     response = await self._pubsub.parse_response(block=True)
                     if isinstance(response, list) and len(response) == 3 and response[0] == b"message":
-                        self._receive_message({"channel": response[1], "data": response[2]})
+                        if response[1] == self.channel_layer.bundles:
+                            for channel, data in self.channel_layer.channel_layer.deserialize(response[2])["b"]:
+                                self._receive_message({"channel": channel, "data": data})
+                        else:
+                            self._receive_message({"channel": response[1], "data": response[2]})
                     else:
                         self._receive_message(await self._pubsub.handle_message(response, True))
                 else:
@@ -74,6 +85,12 @@ class _DrainingLoopLayer(RedisPubSubLoopLayer):
         super().__init__(*args, **kwargs)
         # no connection is made before the first use: the shards can be replaced
         self._shards = [_DrainingShard(shard.host, self) for shard in self._shards]
+        self.bundles = f"{self.prefix}__bundles__".encode()  # the channel of `group_send_many`'s bundles
+
+    async def group_add(self, group: str, channel: str) -> None:
+        # the bundles of the group's server first: subscribed before the group, none of its messages is missed
+        await self._get_shard(self._get_group_channel_name(group)).subscribe(self.bundles)
+        await super().group_add(group, channel)
 
 
 class _Delivery:
@@ -115,20 +132,15 @@ class PipelinedPubSubChannelLayer(RedisPubSubChannelLayer):
             await layer._get_shard(channel).unsubscribe(channel)
 
     async def group_send_many(self, sends: Sequence[tuple[str, dict]]) -> None:
-        """`group_send(group, message)` for each pair, in order, in one
-        round trip per Redis server."""
+        """`group_send(group, message)` for each pair, in order, as one
+        bundle per Redis server (one PUBLISH)."""
         layer = self._get_layer()  # this event loop's
         by_shard = defaultdict(list)
         for group, message in sends:
             channel = layer._get_group_channel_name(group)
             by_shard[layer._get_shard(channel)].append((channel, self.serialize(message)))
-        for shard, publishes in by_shard.items():
-            async with shard._lock:  # as its `publish` does
-                shard._ensure_redis()
-                pipeline = shard._redis.pipeline(transaction=False)
-                for channel, data in publishes:
-                    pipeline.publish(channel, data)
-                await pipeline.execute()
+        for shard, bundle in by_shard.items():
+            await shard.publish(layer.bundles, self.serialize({"b": bundle}))
 
 
 class ThreadSafeInMemoryChannelLayer(InMemoryChannelLayer):

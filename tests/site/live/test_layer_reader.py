@@ -9,12 +9,14 @@ from __future__ import annotations
 import asyncio
 
 import redis
+import redis.asyncio as aioredis
 from asgiref.sync import async_to_sync
 from django.conf import settings
 
 from loopguard_site.channel_layers import PipelinedPubSubChannelLayer
 
 GROUP = "live.session.reader-test"
+BUNDLES = "loopguard.reader-test__bundles__"  # the channel of `group_send_many`'s bundles, under the layers' prefix
 
 
 def new_layer() -> PipelinedPubSubChannelLayer:
@@ -116,3 +118,67 @@ def test_a_delivered_channel_gets_each_message_in_order_until_discarded(live_ser
     assert heard == list(range(301))
     assert other_heard == list(range(300))
     assert not subscribed
+
+
+def test_a_batch_of_group_sends_is_one_bundle_each_process_hands_to_its_own_members(live_services):
+    one_process, other_process, sending = new_layer(), new_layer(), new_layer()
+    first_group, second_group = f"{GROUP}.first", f"{GROUP}.second"
+
+    async def published(pubsub) -> dict[str, int]:
+        # what reached the watcher within half a second (the messages were delivered by then)
+        counts: dict[str, int] = {}
+        deadline = asyncio.get_running_loop().time() + 0.5
+        while (left := deadline - asyncio.get_running_loop().time()) > 0:
+            message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=left)
+            if message is not None:
+                counts[message["channel"].decode()] = counts.get(message["channel"].decode(), 0) + 1
+        return counts
+
+    async def scenario() -> dict:
+        a_first, a_second = await one_process.new_channel(), await one_process.new_channel()
+        b_second = await other_process.new_channel()
+        await one_process.group_add(first_group, a_first)
+        await one_process.group_add(second_group, a_second)
+        await other_process.group_add(second_group, b_second)
+        layer = one_process._get_layer()
+        watcher = aioredis.Redis.from_url(settings.REDIS_URL).pubsub()
+        watched = [BUNDLES, *(layer._get_group_channel_name(g) for g in (first_group, second_group))]
+        await watcher.subscribe(*watched)
+        try:
+            await sending.group_send_many(
+                [
+                    (first_group, {"type": "live.forward", "n": 0}),
+                    (second_group, {"type": "live.forward", "n": 1}),
+                    (first_group, {"type": "live.forward", "n": 2}),
+                    (f"{GROUP}.unwatched", {"type": "live.forward", "n": 3}),
+                    (second_group, {"type": "live.forward", "n": 4}),
+                ]
+            )
+            heard = {
+                "a_first": [(await one_process.receive(a_first))["n"] for _ in range(2)],
+                "a_second": [(await one_process.receive(a_second))["n"] for _ in range(2)],
+                "b_second": [(await other_process.receive(b_second))["n"] for _ in range(2)],
+                "published": await published(watcher),
+            }
+            # a channel that left its group hears none of the group's later bundles; the group's others do
+            await one_process.group_discard(second_group, a_second)
+            await sending.group_send_many(
+                [(second_group, {"type": "live.forward", "n": 5}), (first_group, {"type": "live.forward", "n": 6})]
+            )
+            heard["b_second"].append((await other_process.receive(b_second))["n"])
+            heard["a_first"].append((await one_process.receive(a_first))["n"])  # its process read the bundle
+            heard["a_second_waiting"] = layer.channels[a_second].qsize()
+            heard["published"] = [heard["published"], await published(watcher)]
+            return heard
+        finally:
+            await watcher.aclose()
+            for each in (one_process, other_process, sending):
+                await each.flush()
+
+    heard = async_to_sync(scenario)()
+    assert heard["a_first"] == [0, 2, 6]
+    assert heard["a_second"] == [1, 4]
+    assert heard["b_second"] == [1, 4, 5]
+    assert heard["a_second_waiting"] == 0
+    # one PUBLISH a batch, on the bundles' channel; none on the groups' own channels
+    assert heard["published"] == [{BUNDLES: 1}, {BUNDLES: 1}]
