@@ -10,7 +10,7 @@ import os
 import autobahn.util
 from django.core.asgi import get_asgi_application
 
-from loopguard_site import direct_writes, frame_masks, frame_utf8
+from loopguard_site import direct_writes, frame_masks, frame_utf8, text_frames
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "loopguard_site.settings")
 django_http = get_asgi_application()  # sets Django up before consumers import models
@@ -53,8 +53,10 @@ gc.set_threshold(*gc.get_threshold()[:2], FULL_PASS_AFTER)
 autobahn.util._HAS_CLICK = False
 # and a native masker for every frame a client sends (frame_masks), and
 # four native calls that give the GIL away for every text message
-# (frame_utf8); Twisted two epoll_ctl calls and a turn of the loop for
+# (frame_utf8), and a dozen calls to read a small text message
+# (text_frames); Twisted two epoll_ctl calls and a turn of the loop for
 # every frame the server sends (direct_writes)
 frame_masks.install()
 frame_utf8.install()
+text_frames.install()
 direct_writes.install()

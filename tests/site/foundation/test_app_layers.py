@@ -30,6 +30,7 @@ LAYERS: list[set[str]] = [
         "formats",
         "templatetags",
     },
+    {"text_frames"},  # unmasks with frame_masks' masker
     {"settings", "apps", "faults"},
     {"accounts"},
     {"api", "jobs"},
