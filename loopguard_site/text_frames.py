@@ -1,4 +1,4 @@
-"""Reading the small text messages WebSocket clients send, in one step.
+"""The small text messages of WebSocket clients, read and sent in one step.
 
 autobahn, Daphne's framing, reads each frame through a chain of a dozen
 Python calls (`processData`, `onFrameBegin`, `onMessageBegin`,
@@ -14,8 +14,15 @@ statistics and hands the payload to `_onMessage`, as that chain does at
 its end. Anything else (a frame not wholly received, a fragment, a binary
 or control frame, compression, invalid UTF-8, a frame over the
 connection's limits, an observer of `message`) goes through autobahn's own
-path, which refuses what it refuses as before. `install`, called when the
-ASGI application is loaded, makes autobahn try it first.
+path, which refuses what it refuses as before.
+
+Sending is the same story, shorter: `sendMessage`, `sendFrame` and
+`sendData`, which formats a debug line's arguments for every frame
+whether or not debug is logged. `send_text_message` writes an
+unfragmented, unmasked, uncompressed text frame of up to 65,535 bytes
+straight to the transport, counted as autobahn counts it; anything else
+goes autobahn's way. `install`, called when the ASGI application is
+loaded, makes autobahn try both first.
 """
 
 from __future__ import annotations
@@ -87,11 +94,42 @@ def _between_plain_frames(protocol) -> bool:
     )
 
 
+def send_text_message(protocol, payload: bytes) -> bool:
+    """Write `payload` as one text frame on `protocol` (an open autobahn
+    `WebSocketProtocol` of a server) if autobahn would send it as such, with
+    nothing queued before it; whether it did."""
+    length = len(payload)
+    if (
+        length > 0xFFFF
+        or protocol.state != protocol.STATE_OPEN
+        or protocol.send_queue
+        or 0 < protocol.maxMessagePayloadSize < length
+        or 0 < protocol.autoFragmentSize < length
+        or not protocol.factory.isServer
+        or protocol.maskServerFrames
+        or protocol._perMessageCompress is not None
+        or protocol.logFrames
+        or protocol.logOctets
+        or protocol.trackedTimings
+    ):
+        return False
+    head = bytes((FINAL_TEXT, length)) if length < 126 else b"\x81\x7e" + length.to_bytes(2, "big")
+    protocol.transport.write(head + payload)
+    stats = protocol.trafficStats
+    stats.outgoingOctetsAppLevel += length
+    stats.outgoingOctetsWebSocketLevel += length
+    stats.outgoingWebSocketFrames += 1
+    stats.outgoingWebSocketMessages += 1
+    stats.outgoingOctetsWireLevel += len(head) + length
+    return True
+
+
 def install() -> None:
-    """Make autobahn's WebSocket protocol try `read_text_message` before each frame."""
+    """Make autobahn's WebSocket protocol try `read_text_message` before each
+    frame it reads and `send_text_message` for each message it sends."""
     from autobahn.websocket.protocol import WebSocketProtocol
 
-    read_frame = WebSocketProtocol.processData
+    read_frame, send_message = WebSocketProtocol.processData, WebSocketProtocol.sendMessage
     if hasattr(read_frame, "__wrapped__"):  # installed already
         return
 
@@ -100,5 +138,13 @@ def install() -> None:
             return len(self.data) > 0
         return read_frame(self)
 
+    def sendMessage(self, payload, isBinary=False, fragmentSize=None, sync=False, doNotCompress=False):  # noqa: N802, N803
+        if isBinary or fragmentSize is not None or sync or type(payload) is not bytes:
+            return send_message(self, payload, isBinary, fragmentSize, sync, doNotCompress)
+        if not send_text_message(self, payload):
+            send_message(self, payload, isBinary, fragmentSize, sync, doNotCompress)
+
     processData.__wrapped__ = read_frame  # autobahn's own
+    sendMessage.__wrapped__ = send_message
     WebSocketProtocol.processData = processData
+    WebSocketProtocol.sendMessage = sendMessage

@@ -1,7 +1,9 @@
 """`text_frames`: a whole small text message read in one step hands the
 application what autobahn's own path does, counts it as it does, and
 leaves every other frame to that path: fragments, binary and control
-frames, larger or split frames, invalid UTF-8, frames over the limits."""
+frames, larger or split frames, invalid UTF-8, frames over the limits.
+A text message sent in one step puts on the wire the bytes autobahn's
+path puts there, counted alike; other messages go that path."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from loopguard_site import text_frames
 
 text_frames.install()
 AUTOBAHN_READ = WebSocketProtocol.processData.__wrapped__
+AUTOBAHN_SEND = WebSocketProtocol.sendMessage.__wrapped__
 
 HANDSHAKE = (
     b"GET /ws HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
@@ -48,6 +51,7 @@ class Recorder(WebSocketServerProtocol):
 
 class AutobahnOnly(Recorder):
     processData = AUTOBAHN_READ
+    sendMessage = AUTOBAHN_SEND
 
 
 def opened(protocol_class: type, **options) -> tuple[WebSocketServerProtocol, StringTransport, list]:
@@ -67,13 +71,14 @@ def opened(protocol_class: type, **options) -> tuple[WebSocketServerProtocol, St
 def counted(protocol) -> dict:
     stats = protocol.trafficStats
     return {
-        name: getattr(stats, name)
+        f"{way}{name}": getattr(stats, f"{way}{name}")
+        for way in ("incoming", "outgoing")
         for name in (
-            "incomingOctetsWireLevel",
-            "incomingOctetsWebSocketLevel",
-            "incomingOctetsAppLevel",
-            "incomingWebSocketFrames",
-            "incomingWebSocketMessages",
+            "OctetsWireLevel",
+            "OctetsWebSocketLevel",
+            "OctetsAppLevel",
+            "WebSocketFrames",
+            "WebSocketMessages",
         )
     }
 
@@ -181,3 +186,51 @@ def test_an_observer_of_messages_still_hears_each_one():
     fast.dataReceived(frame(one_event(1)))
     assert fast_heard == [(one_event(1), False)]
     assert observed == [one_event(1)]
+
+
+SENDS = [
+    {"payload": b'{"ack": 12}'},
+    {"payload": b""},
+    {"payload": "ünïcode ✓".encode() * 20},  # a 16-bit length
+    {"payload": b"y" * 70_000},  # a 64-bit length: autobahn's path
+    {"payload": b"z" * 300, "fragmentSize": 100},
+    {"payload": b"\x00\x01", "isBinary": True},
+    {"payload": b"sync", "sync": True},
+]
+
+
+@pytest.mark.parametrize(
+    ("options", "in_one_step"),
+    [({}, 3), ({"autoFragmentSize": 150}, 2), ({"maskServerFrames": True}, 0)],
+    ids=["defaults", "auto fragments", "masked server frames"],
+)
+def test_every_message_sent_puts_autobahns_bytes_on_the_wire(options, in_one_step):
+    fast, fast_wire, _ = opened(Recorder, **options)
+    plain, plain_wire, _ = opened(AutobahnOnly, **options)
+    sent = []
+    send = text_frames.send_text_message
+
+    def spying(protocol, payload) -> bool:
+        sent.append(send(protocol, payload))
+        return sent[-1]
+
+    text_frames.send_text_message = spying
+    try:
+        for arguments in SENDS:
+            fast.sendMessage(**arguments)
+            plain.sendMessage(**arguments)
+    finally:
+        text_frames.send_text_message = send
+    if options.get("maskServerFrames"):  # each frame under a random mask of its own
+        assert len(fast_wire.value()) == len(plain_wire.value())
+    else:
+        assert fast_wire.value() == plain_wire.value()
+    assert counted(fast) == counted(plain)
+    assert sent.count(True) == in_one_step
+
+
+def test_a_text_message_sent_in_one_step_is_one_final_text_frame():
+    fast, wire, _ = opened(Recorder)
+    fast.sendMessage(b'{"ack": 12}')
+    fast.sendMessage("ü".encode() * 100)
+    assert wire.value() == b'\x81\x0b{"ack": 12}' + b"\x81\x7e\x00\xc8" + "ü".encode() * 100
