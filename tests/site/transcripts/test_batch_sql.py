@@ -7,12 +7,13 @@ from datetime import UTC, datetime
 
 import pytest
 from django.db import connection, transaction
+from django.db.models import CharField, PositiveIntegerField
 from django.db.models.signals import post_init
 from django.test.utils import CaptureQueriesContext
 
 from loopguard_site.live.models import LiveStream
 from loopguard_site.replay.models import ReplayJob, ReplayRun
-from loopguard_site.transcripts.batch_sql import rows_claim, rows_locked_with, rows_update
+from loopguard_site.transcripts.batch_sql import _update_text, rows_claim, rows_locked_with, rows_update
 from loopguard_site.transcripts.event_rows import event_json, numbered_events_insert, numbered_events_statements
 from loopguard_site.transcripts.models import Event, RawUpload, Session
 from loopguard_site.transcripts.services import session_create_from_events
@@ -223,3 +224,43 @@ def test_it_claims_the_queued_rows_and_those_running_under_the_same_claim_and_sa
         ("queued", "", 0, None),
     ]
     assert rows_claim(ReplayRun, [], claim="task-a", now=now) == set()
+
+
+class _Tenfold(PositiveIntegerField):
+    """An integer field of a project's own that prepares its values: stores ten times them."""
+
+    def get_prep_value(self, value):
+        return None if value is None else 10 * super().get_prep_value(value)
+
+
+class _Marked(CharField):
+    def get_db_prep_value(self, value, connection, prepared=False):
+        return f"marked {super().get_db_prep_value(value, connection, prepared)}"
+
+
+def test_a_field_that_prepares_its_own_values_has_them_prepared_and_others_go_as_they_are(vendor, monkeypatch):
+    assert connection.vendor == vendor
+    sessions = _sessions(3)
+    for session, count in zip(sessions, (4, 5, 6), strict=True):
+        session.event_count, session.state = count, Session.State.LOOPING
+    rows_update((Session, ["event_count", "state"], sessions))  # Django's own fields: ints and strs as they are
+    assert list(
+        Session.objects.filter(pk__in=[s.pk for s in sessions]).order_by("pk").values_list("event_count", "state")
+    ) == [
+        (4, "looping"),
+        (5, "looping"),
+        (6, "looping"),
+    ]
+
+    monkeypatch.setattr(Session._meta.get_field("event_count"), "__class__", _Tenfold)
+    monkeypatch.setattr(Session._meta.get_field("state"), "__class__", _Marked)
+    _update_text.cache_clear()
+    try:
+        rows_update((Session, ["event_count", "state"], sessions))
+        saved = list(
+            Session.objects.filter(pk__in=[s.pk for s in sessions]).order_by("pk").values_list("event_count", "state")
+        )
+    finally:
+        monkeypatch.undo()
+        _update_text.cache_clear()
+    assert saved == [(40, "marked looping"), (50, "marked looping"), (60, "marked looping")]
