@@ -137,46 +137,30 @@ def test_every_frame_is_heard_and_counted_as_autobahn_alone_hears_it():
     assert taken.count(True) == 6
 
 
+INVALID_UTF8, TOO_BIG, PROTOCOL_ERROR = b"\x03\xef", b"\x03\xf1", b"\x03\xea"  # close codes 1007, 1009, 1002
+
+
 @pytest.mark.parametrize(
-    "data",
+    ("data", "options", "code"),
     [
-        frame(b'{"text": "\xed\xa0\x80"}'),  # a surrogate
-        frame(b"\xff"),
-        frame(b"caf\xc3"),  # ends inside a character
+        (frame(b'{"text": "\xed\xa0\x80"}'), {}, INVALID_UTF8),  # a surrogate
+        (frame(b"\xff"), {}, INVALID_UTF8),
+        (frame(b"caf\xc3"), {}, INVALID_UTF8),  # ends inside a character
+        (frame(one_event(1)), {"maxFramePayloadSize": 50}, TOO_BIG),
+        (frame(one_event(1)), {"maxMessagePayloadSize": 50}, TOO_BIG),
+        (b"\x81\x05hello", {}, PROTOCOL_ERROR),  # unmasked
+        (b"\x81\xfe\x00\x05" + b"\x00" * 4 + b"hello", {}, PROTOCOL_ERROR),  # 5 bytes in the 16-bit form
     ],
+    ids=["surrogate", "bad byte", "cut character", "frame limit", "message limit", "unmasked", "long length form"],
 )
-def test_invalid_utf8_fails_the_connection_as_autobahn_does(data):
-    fast, fast_wire, fast_heard = opened(Recorder)
-    plain, plain_wire, plain_heard = opened(AutobahnOnly)
+def test_a_frame_autobahn_refuses_fails_the_connection_as_autobahn_alone_fails_it(data, options, code):
+    fast, fast_wire, fast_heard = opened(Recorder, **options)
+    plain, plain_wire, plain_heard = opened(AutobahnOnly, **options)
     fast.dataReceived(data)
     plain.dataReceived(data)
     assert fast_heard == plain_heard == []
     assert fast_wire.value() == plain_wire.value()
-    assert close_code(fast_wire.value()) == b"\x03\xef"  # close, 1007: invalid frame payload data
-
-
-def test_a_frame_over_the_limits_fails_the_connection_as_autobahn_does():
-    for options in ({"maxFramePayloadSize": 50}, {"maxMessagePayloadSize": 50}):
-        fast, fast_wire, fast_heard = opened(Recorder, **options)
-        plain, plain_wire, plain_heard = opened(AutobahnOnly, **options)
-        fast.dataReceived(frame(one_event(1)))
-        plain.dataReceived(frame(one_event(1)))
-        assert fast_heard == plain_heard == []
-        assert fast_wire.value() == plain_wire.value()
-        assert close_code(fast_wire.value()) == b"\x03\xf1"  # close, 1009: message too big
-
-
-def test_an_unmasked_or_non_minimal_frame_is_refused_as_autobahn_refuses_it():
-    unmasked = b"\x81\x05hello"
-    long_form = b"\x81\xfe\x00\x05" + b"\x00" * 4 + b"hello"  # 5 bytes in the 16-bit form
-    for data in (unmasked, long_form):
-        fast, fast_wire, fast_heard = opened(Recorder)
-        plain, plain_wire, plain_heard = opened(AutobahnOnly)
-        fast.dataReceived(data)
-        plain.dataReceived(data)
-        assert fast_heard == plain_heard == []
-        assert fast_wire.value() == plain_wire.value()
-        assert close_code(fast_wire.value()) == b"\x03\xea"  # close, 1002: protocol error
+    assert close_code(fast_wire.value()) == code
 
 
 def test_an_observer_of_messages_still_hears_each_one():
