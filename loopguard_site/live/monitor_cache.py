@@ -17,7 +17,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 
-from detector import Monitor
+from detector import Config, Monitor
 from loopguard_site.replay.monitors import profile_monitor
 from loopguard_site.replay.selectors import replay_config
 from loopguard_site.transcripts.models import Event, Session
@@ -59,12 +59,17 @@ class MonitorCache:
 monitors = MonitorCache(MONITORS_KEPT)
 
 
-def _new_monitor(session: Session) -> Monitor:
+def _new_monitor(session: Session, configs: dict[int | None, Config]) -> Monitor:
     """A Monitor of the session's profile. Before its first event a session
     takes the profile its model selects among its project's stored profiles
     and the built-in ones (it was created with the built-in choice: the
-    transcripts app does not read stored profiles)."""
-    config = replay_config(session.project_id)
+    transcripts app does not read stored profiles). `configs`: the projects'
+    profiles as the caller's transaction read them, by project id, added to
+    here (reading them took 3-4 ms a new session, and a batch of new
+    sessions, as when many producers start at once, is mostly of one project)."""
+    config = configs.get(session.project_id)
+    if config is None:
+        config = configs[session.project_id] = replay_config(session.project_id)
     if not session.event_count:
         chosen = config.select(model=session.model).name
         if chosen != session.profile:
@@ -73,11 +78,12 @@ def _new_monitor(session: Session) -> Monitor:
     return profile_monitor(config.select(session.profile or "default"), model=session.model)
 
 
-def stream_monitor(session: Session, stream: LiveStream) -> Monitor:
+def stream_monitor(session: Session, stream: LiveStream, configs: dict[int | None, Config] | None = None) -> Monitor:
     """The session's Monitor as the stored events and ticks left it (under
     the session's lock): this process's own if no other wrote since, else
     the pickled one fed the events stored after it (a new one fed them all
-    when none is stored or it no longer loads: the detector code changed)."""
+    when none is stored or it no longer loads: the detector code changed).
+    `configs`: see `_new_monitor` (a transaction's, shared by its sessions)."""
     if (monitor := monitors.take(session.pk, stream.revision)) is not None:
         return monitor
     monitor, fed = None, 0
@@ -87,7 +93,7 @@ def stream_monitor(session: Session, stream: LiveStream) -> Monitor:
         except Exception:  # noqa: BLE001 - any unpickling failure means "rebuild"
             pass
     if monitor is None:
-        monitor, fed = _new_monitor(session), 0
+        monitor, fed = _new_monitor(session, {} if configs is None else configs), 0
     if session.event_count > fed:
         events = Event.objects.filter(session=session, seq__gt=fed).order_by("seq").values_list("data", flat=True)
         for data in events.iterator(chunk_size=REPLAY_CHUNK):

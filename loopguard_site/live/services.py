@@ -42,7 +42,7 @@ from django.conf import settings
 from django.db import DatabaseError, transaction
 from django.utils import timezone
 
-from detector import TEXT_CHANNELS, Checkpoint, Monitor
+from detector import TEXT_CHANNELS, Checkpoint, Config, Monitor
 from detector import Detection as Found
 from loopguard_site.accounts.quota import QUOTA_USED_UP, token_quota_take_many
 from loopguard_site.errors import FieldError
@@ -229,6 +229,7 @@ class _Ingesting:
 
     session: Session
     stream: LiveStream
+    configs: dict[int | None, Config]  # the batch's projects' profiles, read once a project (`stream_monitor`)
     monitor: Monitor | None = None  # taken at its first message
     events_before: int = field(init=False)  # the session's events before the batch
     pickle_it: bool = False
@@ -239,7 +240,7 @@ class _Ingesting:
 
     def monitor_now(self) -> Monitor:
         if self.monitor is None:
-            self.monitor = stream_monitor(self.session, self.stream)
+            self.monitor = stream_monitor(self.session, self.stream, self.configs)
         return self.monitor
 
     def spoil(self, new_events: list) -> None:
@@ -347,7 +348,10 @@ def live_ingest_batch(requests: Sequence[IngestRequest]) -> list[IngestResult | 
     admitted = [index for index in range(len(requests)) if index not in outcomes]
     with transaction.atomic():
         locked = _locked_streams({requests[index].session_id for index in admitted}, _INGEST_STREAM_FIELDS)
-        ingesting = {session_id: _Ingesting(session, stream) for session_id, (session, stream) in locked.items()}
+        configs: dict[int | None, Config] = {}
+        ingesting = {
+            session_id: _Ingesting(session, stream, configs) for session_id, (session, stream) in locked.items()
+        }
         new_events: list[tuple[int, int, str, str]] = []
         for index in admitted:
             request = requests[index]

@@ -8,8 +8,9 @@ import random
 
 import pytest
 
+from loopguard_site.accounts.models import Project
 from loopguard_site.errors import FieldError
-from loopguard_site.live import services
+from loopguard_site.live import monitor_cache, services
 from loopguard_site.live.models import LiveStream
 from loopguard_site.live.services import IngestRequest, IngestResult, live_ingest_batch, monitor_save_interval
 from loopguard_site.transcripts.models import Event, Session
@@ -176,3 +177,26 @@ def test_once_a_batch_commits_its_open_sessions_monitors_are_this_processs(
     assert [kept[pk] is not None for pk in (first.pk, second.pk, closing.pk)] == [True, True, False]
     assert [kept[pk].ctx.offsets["content"] for pk in (first.pk, second.pk)] == [1, 3]  # each its own
     assert services.monitors.take(first.pk, revisions[first.pk]) is None  # taken out while a batch feeds it
+
+
+def test_a_batch_of_new_sessions_reads_their_projects_profiles_once_a_project(producer, monkeypatch):
+    """Many producers starting at once make batches of new sessions, each
+    wanting a new Monitor of its project's profiles."""
+    ours = [session_create_live(model="m", uploader=producer.user) for _ in range(3)]
+    theirs = session_create_live(model="m", uploader=producer.user, project=Project.objects.create(name="other"))
+    assert len({s.project_id for s in ours}) == 1 and theirs.project_id != ours[0].project_id
+    read = monitor_cache.replay_config
+    projects_read = []
+
+    def reading(project_id):
+        projects_read.append(project_id)
+        return read(project_id)
+
+    monkeypatch.setattr(monitor_cache, "replay_config", reading)
+    outcomes = live_ingest_batch([IngestRequest(s.pk, 1, [content("a")]) for s in [*ours, theirs]])
+    assert [o.ack for o in outcomes] == [1, 1, 1, 1]
+    assert sorted(projects_read) == sorted([ours[0].project_id, theirs.project_id])
+    # A test's batches never commit, so no Monitor became this process's: the
+    # next batch builds both anew, and reads their project again, once.
+    live_ingest_batch([IngestRequest(s.pk, 2, [content("b")]) for s in ours[1:]])
+    assert projects_read[2:] == [ours[0].project_id]
