@@ -113,7 +113,7 @@ def send_text_message(protocol, payload: bytes) -> bool:
         or protocol.trackedTimings
     ):
         return False
-    head = bytes((FINAL_TEXT, length)) if length < 126 else b"\x81\x7e" + length.to_bytes(2, "big")
+    head = bytes((FINAL_TEXT, length)) if length < 126 else bytes((FINAL_TEXT, 126)) + length.to_bytes(2, "big")
     protocol.transport.write(head + payload)
     stats = protocol.trafficStats
     stats.outgoingOctetsAppLevel += length
@@ -139,9 +139,8 @@ def install() -> None:
         return read_frame(self)
 
     def sendMessage(self, payload, isBinary=False, fragmentSize=None, sync=False, doNotCompress=False):  # noqa: N802, N803
-        if isBinary or fragmentSize is not None or sync or type(payload) is not bytes:
-            return send_message(self, payload, isBinary, fragmentSize, sync, doNotCompress)
-        if not send_text_message(self, payload):
+        plain_text = not isBinary and fragmentSize is None and not sync and type(payload) is bytes
+        if not (plain_text and send_text_message(self, payload)):
             send_message(self, payload, isBinary, fragmentSize, sync, doNotCompress)
 
     processData.__wrapped__ = read_frame  # autobahn's own
