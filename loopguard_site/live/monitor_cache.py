@@ -44,6 +44,12 @@ class MonitorCache:
             entry = self._entries.pop(session_id, None)
         return entry[1] if entry is not None and entry[0] == revision else None
 
+    def holds(self, session_id: int, revision: int) -> bool:
+        """Whether `take` would give the session's Monitor at `revision` now."""
+        with self._lock:
+            entry = self._entries.get(session_id)
+        return entry is not None and entry[0] == revision
+
     def put(self, session_id: int, revision: int, monitor: Monitor) -> None:
         self.put_many([(session_id, revision, monitor)])
 
@@ -76,6 +82,23 @@ def _new_monitor(session: Session, configs: dict[int | None, Config]) -> Monitor
             Session.objects.filter(pk=session.pk).update(profile=chosen)
             session.profile = chosen
     return profile_monitor(config.select(session.profile or "default"), model=session.model)
+
+
+def read_stored_monitors(streams: Iterable[LiveStream]) -> None:
+    """Read, in one round trip, the pickled Monitor of each stream read
+    without it whose Monitor this process does not hold at its revision:
+    what `stream_monitor` would read, a query a stream. Such streams come
+    in bursts (every new session of a process, when many producers start
+    at once), where a query each made the first second's latency."""
+    unread = [
+        stream
+        for stream in streams
+        if not monitors.holds(stream.session_id, stream.revision) and "monitor" in stream.get_deferred_fields()
+    ]
+    if unread:
+        stored = dict(LiveStream.objects.filter(pk__in=[stream.pk for stream in unread]).values_list("pk", "monitor"))
+        for stream in unread:
+            stream.monitor = stored.get(stream.pk)
 
 
 def stream_monitor(session: Session, stream: LiveStream, configs: dict[int | None, Config] | None = None) -> Monitor:

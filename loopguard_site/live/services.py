@@ -58,7 +58,7 @@ from loopguard_site.transcripts.services import session_create_live
 
 from .messages import ViewerMessage, events_text, send_to_producer, send_to_viewers, viewer_text
 from .models import LiveStream
-from .monitor_cache import monitors, stream_monitor
+from .monitor_cache import monitors, read_stored_monitors, stream_monitor
 from .selectors import stalled_candidate_ids, tick_candidate_ids
 from .states import OPEN_STATES, Trigger, takes, transition
 
@@ -348,6 +348,7 @@ def live_ingest_batch(requests: Sequence[IngestRequest]) -> list[IngestResult | 
     admitted = [index for index in range(len(requests)) if index not in outcomes]
     with transaction.atomic():
         locked = _locked_streams({requests[index].session_id for index in admitted}, _INGEST_STREAM_FIELDS)
+        read_stored_monitors(stream for _, stream in locked.values())
         configs: dict[int | None, Config] = {}
         ingesting = {
             session_id: _Ingesting(session, stream, configs) for session_id, (session, stream) in locked.items()

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import json
 import random
+import re
 
 import pytest
+from django.db import connection
+from django.db.models import F
+from django.test.utils import CaptureQueriesContext
 
 from loopguard_site.accounts.models import Project
 from loopguard_site.errors import FieldError
@@ -125,9 +129,9 @@ def test_sessions_pickle_their_monitors_each_at_its_own_interval(producer, monke
 def test_a_batch_reads_what_it_needs_of_its_sessions_with_their_locks(producer, loop_events, loop_stop, monkeypatch):
     """The locking read leaves out a session's title and creation time, and
     its stream's time of the last event: a field that a batch's writers read
-    later would cost a query a session. Only a Monitor that this process
-    does not hold is read apart (tens of KB): both, here (a test's
-    transaction never commits, so no Monitor becomes this process's)."""
+    later would cost a query a session. The pickled Monitors (tens of KB)
+    are read apart, before the messages, and only those this process does
+    not hold (the next test): none is read lazily."""
     stopped, closed = (session_create_live(model="Qwen1.5-1.8B-Chat", uploader=producer.user) for _ in range(2))
     live_ingest_batch([IngestRequest(closed.pk, 1, [content("first")])])
     loaded: list[tuple[str, list[str]]] = []
@@ -153,7 +157,7 @@ def test_a_batch_reads_what_it_needs_of_its_sessions_with_their_locks(producer, 
     )
 
     assert [(o.ack, o.state, len(o.detections)) for o in outcomes] == [(1, "stopped", 1), (2, "closed", 0)]
-    assert loaded == [("LiveStream", ["monitor"])] * 2
+    assert loaded == []
     rows = {s.pk: (s.state, s.event_count, s.title) for s in Session.objects.all()}
     assert rows == {stopped.pk: ("stopped", cut, stopped.title), closed.pk: ("closed", 2, closed.title)}
 
@@ -177,6 +181,35 @@ def test_once_a_batch_commits_its_open_sessions_monitors_are_this_processs(
     assert [kept[pk] is not None for pk in (first.pk, second.pk, closing.pk)] == [True, True, False]
     assert [kept[pk].ctx.offsets["content"] for pk in (first.pk, second.pk)] == [1, 3]  # each its own
     assert services.monitors.take(first.pk, revisions[first.pk]) is None  # taken out while a batch feeds it
+
+
+def test_a_batch_reads_the_monitors_this_process_does_not_hold_in_one_query(
+    producer, django_capture_on_commit_callbacks
+):
+    """When many producers start at once, a process's first batches are of
+    sessions whose Monitors it does not hold: their stored Monitors are read
+    in one query a batch, not one a session."""
+    sessions = [session_create_live(model="m", uploader=producer.user) for _ in range(4)]
+    with django_capture_on_commit_callbacks(execute=True):
+        live_ingest_batch([IngestRequest(s.pk, 1, [content("one. ")]) for s in sessions])
+    # Another process wrote two of them since: this one's Monitors of those are stale.
+    stale = [sessions[1].pk, sessions[3].pk]
+    for pk in stale:
+        LiveStream.objects.filter(session_id=pk).update(revision=F("revision") + 1)
+
+    with CaptureQueriesContext(connection) as queries:
+        outcomes = live_ingest_batch([IngestRequest(s.pk, 2, [content("two. ")]) for s in sessions])
+
+    assert [(o.ack, o.detections) for o in outcomes] == [(2, [])] * 4
+    reads = [q["sql"] for q in queries if '"live_livestream"."monitor"' in q["sql"].split(" FROM ")[0]]
+    assert len(reads) == 1
+    assert sorted(map(int, re.findall(r"\d+", reads[0].split(" IN ")[1]))) == stale
+    # The stale Monitors were rebuilt from the stored events: each has seen both messages.
+    with django_capture_on_commit_callbacks(execute=True):
+        live_ingest_batch([IngestRequest(s.pk, 3, [content("three")]) for s in sessions])
+    revisions = dict(LiveStream.objects.values_list("session_id", "revision"))
+    offsets = [services.monitors.take(s.pk, revisions[s.pk]).ctx.offsets["content"] for s in sessions]
+    assert offsets == [len("one. two. three")] * 4
 
 
 def test_a_batch_of_new_sessions_reads_their_projects_profiles_once_a_project(producer, monkeypatch):
