@@ -44,11 +44,11 @@ class MonitorCache:
             entry = self._entries.pop(session_id, None)
         return entry[1] if entry is not None and entry[0] == revision else None
 
-    def holds(self, session_id: int, revision: int) -> bool:
-        """Whether `take` would give the session's Monitor at `revision` now."""
+    def held(self, revisions: Iterable[tuple[int, int]]) -> set[int]:
+        """Of (session id, revision) pairs, the sessions whose Monitor `take` would give now."""
         with self._lock:
-            entry = self._entries.get(session_id)
-        return entry is not None and entry[0] == revision
+            entries = self._entries
+            return {session_id for session_id, revision in revisions if entries.get(session_id, (None,))[0] == revision}
 
     def put(self, session_id: int, revision: int, monitor: Monitor) -> None:
         self.put_many([(session_id, revision, monitor)])
@@ -90,10 +90,10 @@ def read_stored_monitors(streams: Iterable[LiveStream]) -> None:
     what `stream_monitor` would read, a query a stream. Such streams come
     in bursts (every new session of a process, when many producers start
     at once), where a query each made the first second's latency."""
+    streams = list(streams)
+    held = monitors.held((stream.session_id, stream.revision) for stream in streams)
     unread = [
-        stream
-        for stream in streams
-        if not monitors.holds(stream.session_id, stream.revision) and "monitor" in stream.get_deferred_fields()
+        stream for stream in streams if stream.session_id not in held and "monitor" in stream.get_deferred_fields()
     ]
     if unread:
         stored = dict(LiveStream.objects.filter(pk__in=[stream.pk for stream in unread]).values_list("pk", "monitor"))
