@@ -155,7 +155,8 @@ def _locked_streams(
     """`_locked_stream` for many sessions in one round trip (in id order),
     with `stream_fields` of their LiveStreams (the others when first used);
     a session deleted meanwhile is missing. The pickled Monitor (tens of KB)
-    is read only when this process's own is not current (`stream_monitor`)."""
+    is read only when this process's own is not current
+    (`read_stored_monitors`), or with a stream created here."""
     locked, missing = {}, []
     for session, stream in rows_locked_with(Session, session_ids, LiveStream, stream_fields, own=_SESSION_FIELDS):
         if stream is None:  # no LiveStream yet
@@ -165,9 +166,10 @@ def _locked_streams(
     if missing:
         # After waiting for a session's lock PostgreSQL re-checks only that
         # row: a stream another transaction created meanwhile still reads as
-        # missing. Insert what is not there, then read every one of them.
+        # missing. Insert what is not there, then read every one of them
+        # (whole: a new stream's Monitor is none, one created meanwhile holds one).
         LiveStream.objects.bulk_create(missing, ignore_conflicts=True)
-        for stream in LiveStream.objects.filter(session__in=[stream.session_id for stream in missing]).defer("monitor"):
+        for stream in LiveStream.objects.filter(session__in=[stream.session_id for stream in missing]):
             stream.session = locked[stream.session_id][0]
             locked[stream.session_id] = (stream.session, stream)
     return locked

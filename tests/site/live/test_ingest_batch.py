@@ -31,6 +31,11 @@ def stored(session: Session) -> list[tuple[int, dict]]:
     return list(Event.objects.filter(session=session).order_by("seq").values_list("seq", "data"))
 
 
+def monitor_reads(queries: CaptureQueriesContext) -> list[str]:
+    """The statements that read a stream's pickled Monitor."""
+    return [q["sql"] for q in queries if '"live_livestream"."monitor"' in q["sql"].split(" FROM ")[0]]
+
+
 def test_a_batch_stores_each_sessions_messages_in_order_and_refuses_only_the_bad_ones(producer):
     first, second = (session_create_live(model="m", uploader=producer.user) for _ in range(2))
     closed = session_create_live(model="m", uploader=producer.user)
@@ -190,8 +195,11 @@ def test_a_batch_reads_the_monitors_this_process_does_not_hold_in_one_query(
     sessions whose Monitors it does not hold: their stored Monitors are read
     in one query a batch, not one a session."""
     sessions = [session_create_live(model="m", uploader=producer.user) for _ in range(4)]
-    with django_capture_on_commit_callbacks(execute=True):
+    assert not LiveStream.objects.exists()  # created at their first message, and read whole then
+    with django_capture_on_commit_callbacks(execute=True), CaptureQueriesContext(connection) as queries:
         live_ingest_batch([IngestRequest(s.pk, 1, [content("one. ")]) for s in sessions])
+    stream_reads = [q["sql"] for q in queries if q["sql"].startswith("SELECT") and '"live_livestream"' in q["sql"]]
+    assert len(stream_reads) == 2 and stream_reads[1] in monitor_reads(queries)  # the locking read, then theirs
     # Another process wrote two of them since: this one's Monitors of those are stale.
     stale = [sessions[1].pk, sessions[3].pk]
     for pk in stale:
@@ -201,7 +209,7 @@ def test_a_batch_reads_the_monitors_this_process_does_not_hold_in_one_query(
         outcomes = live_ingest_batch([IngestRequest(s.pk, 2, [content("two. ")]) for s in sessions])
 
     assert [(o.ack, o.detections) for o in outcomes] == [(2, [])] * 4
-    reads = [q["sql"] for q in queries if '"live_livestream"."monitor"' in q["sql"].split(" FROM ")[0]]
+    reads = monitor_reads(queries)
     assert len(reads) == 1
     assert sorted(map(int, re.findall(r"\d+", reads[0].split(" IN ")[1]))) == stale
     # The stale Monitors were rebuilt from the stored events: each has seen both messages.
