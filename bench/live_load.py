@@ -60,7 +60,9 @@ only the samples of the thread holding it: where the CPU goes.
 `--profile-ingest` instead times `live_ingest_batch` in this process for
 batches of 1 to 500 one-event messages of as many sessions (the CPU of
 each batch; median and mean), then cProfiles the second largest: where a
-batch's time goes.
+batch's time goes. Each session of a batch sends the corpus text from its
+own place on, the sessions spread over the whole text (`--batch N`: N
+events a message).
 
     .venv/bin/python bench/live_load.py                    # K = 1, 10, 50, 100, 250, 500; 20 s each
     .venv/bin/python bench/live_load.py --quick            # K = 1, 10, 50; 8 s each
@@ -513,20 +515,26 @@ def profile_ingest(text: str, messages: int, events_a_message: int = 1) -> None:
     count = messages * events_a_message
     events = [{"type": "content", "text": text[i * DELTA_CHARS : (i + 1) * DELTA_CHARS]} for i in range(count)]
 
-    def request(session_id: int, seq: int) -> IngestRequest:
-        """As a socket submits it: the events' texts from the check (`parse_message`)."""
-        start = seq * events_a_message % count
+    def request(session_id: int, seq: int, first: int) -> IngestRequest:
+        """As a socket submits it: the events' texts from the check
+        (`parse_message`). The session reads the text from event `first` on:
+        the sessions of a batch are spread over the whole text (all from its
+        start, sessions sending a few messages each would all send its
+        first few thousand characters, a padded table)."""
+        start = (first + (seq - 1) * events_a_message) % count
         batch = events[start : start + events_a_message] or events[:events_a_message]
         return IngestRequest(session_id, seq, batch, texts=[event_json(event) for event in batch])
 
     def ingest_all(size: int) -> list[float]:
         """The CPU seconds of each batch."""
         sessions = live_sessions(user, project, size)
+        firsts = [place * (count // size) for place in range(size)]
         rounds = max(1, messages // size)
-        live_ingest_batch([request(sid, 1) for sid in sessions])  # LiveStream rows, Monitors
+        # The sessions' first messages: their LiveStream rows and Monitors.
+        live_ingest_batch([request(sid, 1, first) for sid, first in zip(sessions, firsts, strict=True)])
         spent = []
         for seq in range(2, rounds + 2):
-            batch = [request(sid, seq) for sid in sessions]
+            batch = [request(sid, seq, first) for sid, first in zip(sessions, firsts, strict=True)]
             start = time.process_time()
             live_ingest_batch(batch)
             spent.append(time.process_time() - start)
