@@ -52,7 +52,9 @@ from .repeated_region import RepeatedRegion
 
 LETTER = re.compile(r"[^\W\d_]")
 KEY_CHARS = 8  # tail characters searched backwards to propose a period
-MARKUP = re.compile(r"&[a-zA-Z]+;|\\[a-zA-Z]+")
+# Markup whose letters are layout, not words: entities, LaTeX commands and
+# environment names, HTML tags without attributes ("</div>", "<br>").
+MARKUP = re.compile(r"&[a-zA-Z]+;|\\[a-zA-Z]+(?:\{[a-zA-Z*]+\})?|</?[a-zA-Z][a-zA-Z0-9]*>")
 LINE_BREAK = re.compile(r"\s*\n\s*")
 LONG_KEY_CHARS = 32  # the same for a long unit: rarer in normal text, so fewer candidates
 LONG_CANDIDATES = 8  # long periods tried per check, nearest first: bounded work
@@ -61,6 +63,10 @@ LONG_CANDIDATES = 8  # long periods tried per check, nearest first: bounded work
 # still fire (see `_check`); past it the whole range again. About the
 # square root of 32 × `long_unit_max_chars` / 2: least characters scanned a check.
 LONG_RESCAN_CHARS = 448
+
+
+def _blank(token: re.Match) -> str:
+    return " " * len(token.group())
 
 
 def evidence_chars(span: int, params, region: int, one_line: bool = False) -> int:
@@ -208,9 +214,11 @@ class ShortUnitFinder:
     def _required_chars(self, unit: str) -> int:
         """Characters a run of `unit` must cover to be a loop."""
         params = self.params
-        # Letters of markup (`&nbsp;`, `\quad`) are layout, not words; the unit
-        # may start inside a token ("nbsp;&"), so it is read three times over.
-        letters = len(LETTER.findall(MARKUP.sub("", unit * 3))) // 3
+        # Letters of markup (`&nbsp;`, `\quad`, `</div>`) are layout, not words;
+        # the unit may start inside a token ("nbsp;&"), so its letters are
+        # counted in the middle of three copies, every token there whole.
+        size = len(unit)
+        letters = len(LETTER.findall(MARKUP.sub(_blank, unit * 3), size, 2 * size))
         rows = lines_around(unit)
         if letters == 0 and rows:
             # Rows of a grid or a table (an all-zero board, empty cells): grids

@@ -59,6 +59,11 @@ exact ones; the ambiguous classes are decided by length and evidence:
 - one whose positions each keep their own step ("(fen7) at (14,0)") is as
   regular as a times or conversion table, which stops after a few dozen
   rows: it needs `table_min_copies`;
+- so is a counted loop's printout (`for i in range(20)`, one line a pass,
+  printed in a fenced code block from its first pass: a number that counts
+  is 0 or 1 in the run's first copy); the same lines outside a code block,
+  or counting on from mid-way (a model going on with a list), are any
+  counter;
 - a copy of two lines or more is a record (a config entry `worker1` …
   `worker8`, a plan's week, a timetable's day): legitimate enumerations of
   records are short, so a record cycle needs `template_min_copies` copies,
@@ -146,6 +151,7 @@ class BlockCycleFinder:
         "_blocked_until",
         "covered_until",
         "_tail_room",
+        "_code_from",
     )
 
     def __init__(self, params) -> None:
@@ -179,6 +185,7 @@ class BlockCycleFinder:
         # (`_may_complete`: a block broke it, and stays in its run that long).
         self._blocked_until: dict[int, int] = {}
         self.covered_until = 0  # end of the last reported loop, as far as it went on
+        self._code_from = -1  # channel offset where the open fenced code block ("```") began; -1 outside one
 
     def feed(self, text: str, offset: int) -> list[RepeatedRegion]:
         """Append `text` (which starts at channel `offset`); evaluate every block it completes."""
@@ -320,6 +327,8 @@ class BlockCycleFinder:
             # An ordered-list number is markup (seed 000 type 2 strips it); other
             # numbers are content, masked only in blocks with words (counters).
             first = stripped[0]
+            if first == "`" and stripped.startswith("```"):
+                self._code_from = self._block_start if self._code_from < 0 else -1
             # (Only a mark of markup or a digit may open one: most blocks skip the match.)
             number = LEADING_LIST_NUMBER.match(stripped) if first in LIST_OPENERS or first.isdecimal() else None
             body = stripped[number.end() :] if number else stripped
@@ -445,9 +454,10 @@ class BlockCycleFinder:
             if length < needed or needed > len(blocks):
                 continue
             steps = _counter_steps(blocks[-needed:], p, self._numbers_of)
-            if steps == 2:
+            if steps == 2 or (steps == 1 and not record and self._printout(run, p)):
                 # Each number keeps its own step: a computed table (times,
-                # conversions) is as regular, and stops after a few dozen rows.
+                # conversions) is as regular, and stops after a few dozen rows;
+                # so does a counted loop's printout.
                 needed = max(needed, p * params.table_min_copies)
                 if length < needed or needed > len(blocks):
                     continue
@@ -484,6 +494,18 @@ class BlockCycleFinder:
             if any(a - b != b - c for a, b, c in zip(now, before, first, strict=True)):
                 return False
         return True
+
+    def _printout(self, run: list[Block], p: int) -> bool:
+        """Whether a run of one-line copies whose numbers count is a counted
+        loop's printout (`for i in range(10)`): it starts inside a fenced
+        code block, and its first copy is the loop's first pass, a number
+        that counts being 0 or 1 there. (A model counting on mid-list, or
+        before any code block, is judged as any counter.)"""
+        if self._code_from < 0 or run[0][START] <= self._code_from or len(run) < 2 * p:
+            return False
+        first = [n for block in run[:p] for n in self._numbers_of(block)]
+        second = [n for block in run[p : 2 * p] for n in self._numbers_of(block)]
+        return any(a != b and a in (0, 1) for a, b in zip(first, second, strict=False))
 
     def _numbers_of(self, block: Block) -> list[int]:
         """The block's numbers, parsed once while it is in the ring."""

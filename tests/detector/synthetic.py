@@ -521,6 +521,50 @@ def long_numbered_list(rng: random.Random) -> Case:
     return Case("Here are 150 place names:\n\n" + "".join(f"{n}. {name}\n" for n, name in enumerate(names, 1)), None)
 
 
+def counted_printout(rng: random.Random) -> Case:
+    """A counted loop's printout in a code block (`for i in range(10)`, 20, 25):
+    one line per pass, the same words and a number that counts, in a block of
+    its own under "Output:" or as comments after the code in the same block."""
+    line = rng.choice(
+        [
+            "Processing item {i}",
+            "The value of i is {i}",
+            "Thread {i} finished its work",
+            "Sending request number {i}...",
+            "Worker {i} started",
+            "Iteration {i}: loss not computed yet",
+            "Hello from task {i}",
+        ]
+    )
+    first = rng.choice([0, 1])
+    count = rng.choice([10, 12, 15, 20, 24])
+    code = f'```python\nfor i in range({first}, {first + count}):\n    print(f"{line}")\n'
+    printed = [line.format(i=i) + "\n" for i in range(first, first + count)]
+    if rng.random() < 0.5:
+        text = code + "```\n\nOutput:\n\n```\n" + "".join(printed) + "```\n"
+    else:
+        text = code + "\n# Output:\n" + "".join("# " + p for p in printed) + "```\n"
+    return Case("Here is the loop:\n\n" + text + "\nEach pass prints one line.\n", None)
+
+
+def closed_markup(rng: random.Random) -> Case:
+    """Nested markup closed at once: minified HTML or SVG up to 12 levels
+    deep ("</div></div>…"), the same one tag a line, LaTeX lists four deep."""
+    kind = rng.choice(["minified", "lines", "svg", "latex"])
+    depth = rng.randint(5, 12)
+    if kind == "minified":
+        text = "<div>" * depth + "<p>Welcome back!</p>" + "</div>" * depth
+    elif kind == "lines":
+        text = "<div>\n" * depth + "<span>Total: 42</span>\n" + "</div>\n" * depth
+    elif kind == "svg":
+        text = "<svg><g>" + "<g><g>" * (depth // 2) + "<circle r='4'/>" + "</g></g>" * (depth // 2) + "</g></svg>"
+    else:
+        envs = [rng.choice(["itemize", "enumerate"]) for _ in range(4)]
+        opened = "".join(f"\\begin{{{env}}}\n\\item Level {n + 1}\n" for n, env in enumerate(envs))
+        text = opened + "".join(f"\\end{{{env}}}\n" for env in reversed(envs))
+    return Case("Here is the markup:\n\n```\n" + text + "\n```\n\nEvery element opened is closed.\n", None)
+
+
 def blank_layouts(rng: random.Random) -> Case:
     """Rows without data, as people draw them: an ASCII box, an empty board,
     a blank table to fill in (up to 15 rows), a divider under a title."""
@@ -555,6 +599,8 @@ QUIET_CLASSES: dict[str, Callable[[random.Random], Case]] = {
     "letter-free counts and numeric tables": letter_free_count,
     "numbered list of 150 items": long_numbered_list,
     "blank boxes, boards and table templates": blank_layouts,
+    "printout of a counted loop": counted_printout,
+    "nested markup closed at once": closed_markup,
 }
 
 

@@ -262,3 +262,32 @@ def test_the_last_row_of_a_stream_is_a_row_without_its_line_break():
     rows = "".join(f"| {h:02d}:01 - {h + 1:02d}:00 | {h:02d}:01 - {h + 1:02d}:00 |\n" for h in range(12, 27))
     assert scan(rows) == []
     assert scan(rows[:-1]) == []
+
+
+def _printed(first: int, last: int) -> str:
+    return "".join(f"Processing item {i}\n" for i in range(first, last))
+
+
+def test_a_counted_loops_printout_in_a_code_block_is_held_to_a_tables_copies():
+    # `for i in range(20)` printed in a code block counts from 0: as regular
+    # as a computed table, quiet to its 24th line, a loop at its 25th.
+    fence = "Output:\n\n```\n"
+    assert scan(fence + _printed(0, 24) + "```\n") == []
+    (found,) = scan(fence + _printed(0, 40))
+    printout = ("counter_cycle", len(fence), "Processing item 0\n", 25)
+    assert (found.type, found.start, found.unit, found.repeats) == printout
+    assert found.at == len(fence) + len(_printed(0, 25))
+
+
+def test_a_count_outside_a_code_block_or_from_mid_way_is_any_counter():
+    # The same lines before any code block, or counting on from 7 inside
+    # one (a model going on with a list), need `block_region_chars`: 9 lines.
+    (found,) = scan("Output:\n\n" + _printed(0, 12))
+    assert (found.type, found.start, found.repeats, found.at) == ("counter_cycle", 9, 9, 9 + len(_printed(0, 9)))
+    fence = "Output:\n\n```\n"
+    (found,) = scan(fence + _printed(7, 40))
+    assert (found.type, found.start, found.repeats) == ("counter_cycle", len(fence), 9)
+    assert found.at == len(fence) + len(_printed(7, 16))
+    # A closed block ends the rule: a printout after it is any counter again.
+    (found,) = scan("```\nx = 1\n```\n\n" + _printed(0, 12))
+    assert (found.type, found.repeats) == ("counter_cycle", 9)

@@ -32,6 +32,8 @@ UNITS = {
     "-": 120,  # one character: symbol_region_chars; least 40
     "=+": 120,  # no letter
     "&nbsp;": 120,  # markup letters are layout: no letter; least 40
+    "</div>": 120,  # so are a bare tag's: nested blocks closed at once
+    "<b>ab</b> ": 100,  # 10 copies for 20 letters, the tags' not counted
     "0, 0, 0, 0\n": 352,  # a grid's row: grid_min_rows rows; least 44
     "| | |\n": 192,  # an empty table row: 32 rows of 6
 }
