@@ -26,6 +26,10 @@ sentences ("The function returns the sum…", "…the product…") or a poem's
 refrain is similar for a few segments, not for `min_copies` whole copies
 over `region_chars` characters; a training log or a test file has lines of
 too few words, or words identical from line to line (numbers aside): quiet.
+Nothing in a fenced code block (from a line opening with three backticks
+to the next) is read: classes and methods documented alike ("Raised for
+the "no such frame" error.") are code, and a loop said word for word in
+code is `text_loop`'s.
 
 Cost: a chunk without a segment mark is a search for one and an append;
 a segment end costs O(segment) to tokenize plus at most
@@ -138,6 +142,7 @@ class _Channel:
         "tokens_of",
         "runs",
         "active",
+        "in_code",
     )
 
     def __init__(self, max_period: int) -> None:
@@ -164,6 +169,7 @@ class _Channel:
         # the last one bringing a new word, channel offset and extra where the run starts)
         self.runs: dict[int, tuple[int, int, int, int, int]] = {}
         self.active = 0  # period of the run already reported
+        self.in_code = False  # inside a fenced code block ("```")
 
 
 class NearDuplicate(Detector):
@@ -240,6 +246,11 @@ class NearDuplicate(Detector):
         extra = state.extra
         if not segment.isascii():
             state.extra += (HAN_CHAR_WEIGHT - 1) * sum(map(len, HAN_CHARS.findall(segment)))
+        if "`" in segment and segment.lstrip().startswith("```"):
+            state.in_code = not state.in_code
+            return None
+        if state.in_code:
+            return None  # code: similar methods and docstrings are no paraphrase
         # A token is at least one character: a shorter segment holds too few.
         if len(segment) < params.min_tokens:
             return None

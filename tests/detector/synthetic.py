@@ -565,6 +565,25 @@ def closed_markup(rng: random.Random) -> Case:
     return Case("Here is the markup:\n\n```\n" + text + "\n```\n\nEvery element opened is closed.\n", None)
 
 
+def documented_errors(rng: random.Random) -> Case:
+    """A module in a code block of error classes, each with a docstring
+    that says the same sentence about another error."""
+    # Codes made of a few words each ("no such frame", "invalid frame"): after
+    # a few classes, a docstring brings no word the ones before it lack.
+    prefixes, nouns = ["no such", "invalid", "unable to find", "unknown"], ["element", "frame", "script", "session"]
+    errors = rng.sample([f"{prefix} {noun}" for prefix in prefixes for noun in nouns], rng.randint(10, 14))
+    base = rng.choice(["BiDiError", "ProtocolError", "RemoteError"])
+    parts = [f'```python\nclass {base}(Exception):\n    """Base class of the protocol\'s errors."""\n\n']
+    for error in errors:
+        name = "".join(word.title() for word in error.split())
+        parts.append(
+            f"\nclass {name}({base}):\n"
+            f'    """Raised when the remote end answers with the "{error}" error code."""\n\n'
+            f'    code = "{error}"\n\n'
+        )
+    return Case("Here is the module:\n\n" + "".join(parts) + "```\n\nEvery class maps one error code.\n", None)
+
+
 def blank_layouts(rng: random.Random) -> Case:
     """Rows without data, as people draw them: an ASCII box, an empty board,
     a blank table to fill in (up to 15 rows), a divider under a title."""
@@ -601,6 +620,7 @@ QUIET_CLASSES: dict[str, Callable[[random.Random], Case]] = {
     "blank boxes, boards and table templates": blank_layouts,
     "printout of a counted loop": counted_printout,
     "nested markup closed at once": closed_markup,
+    "error classes documented alike, in a code block": documented_errors,
 }
 
 

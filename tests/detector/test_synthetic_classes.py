@@ -165,6 +165,22 @@ def test_a_reworded_loop_may_take_its_words_from_two_copies_back():
     assert scan("".join(copies[:5])) == []
 
 
+def test_a_reworded_passage_in_a_code_block_is_no_paraphrase_loop():
+    # Docstrings and comments of similar methods are said again with a word
+    # changed: in a fenced code block near_duplicate reads nothing, and the
+    # block's end gives it the text after back.
+    words = ["too early", "too soon", "prematurely", "before its time", "ahead of schedule"]
+    copies = "".join(CACHE_EN.format(words[i % 5]) for i in range(9))
+    (found,) = scan(copies)
+    assert (found.detector, found.start, found.repeats) == ("near_duplicate", 0, 6)
+    assert found.at == 6 * len(CACHE_EN.format("")) + sum(map(len, words[:5])) + len(words[0]) - 1
+    code = "```python\n" + copies + "```\n"
+    assert scan(code) == []
+    (found,) = scan(code + copies)
+    assert (found.detector, found.start, found.repeats) == ("near_duplicate", len(code), 6)
+    assert found.at == len(code) + 6 * len(CACHE_EN.format("")) + sum(map(len, words[:5])) + len(words[0]) - 1
+
+
 def test_near_duplicate_is_in_the_default_profile_and_warns():
     assert get_profile("default").detectors["near_duplicate"].action == "warn"
 
