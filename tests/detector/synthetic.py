@@ -584,6 +584,21 @@ def documented_errors(rng: random.Random) -> Case:
     return Case("Here is the module:\n\n" + "".join(parts) + "```\n\nEvery class maps one error code.\n", None)
 
 
+def count_down(rng: random.Random) -> Case:
+    """A count that ends at zero: releases listed newest first, a countdown."""
+    kind = rng.choice(["releases", "changelog", "countdown"])
+    top = rng.randint(10, 24)
+    if kind == "releases":
+        major, minor = rng.randint(1, 4), rng.randint(0, 13)
+        change = rng.choice(["bug fixes and security updates", "fixes for regressions in the last release"])
+        lines = [f"- v{major}.{minor}.{n}: {change}\n" for n in range(top, 0, -1)]
+    elif kind == "changelog":
+        lines = [f"* [Version {n}](docs/changelogs/CHANGELOG_V{n}.md) End-of-Life\n" for n in range(top, 0, -1)]
+    else:
+        lines = [f"T-minus {n} seconds and counting\n" for n in range(top, 0, -1)] + ["Liftoff!\n"]
+    return Case("Here is the list:\n\n" + "".join(lines) + "\nThat is the whole list.\n", None)
+
+
 def blank_layouts(rng: random.Random) -> Case:
     """Rows without data, as people draw them: an ASCII box, an empty board,
     a blank table to fill in (up to 15 rows), a divider under a title."""
@@ -621,6 +636,7 @@ QUIET_CLASSES: dict[str, Callable[[random.Random], Case]] = {
     "printout of a counted loop": counted_printout,
     "nested markup closed at once": closed_markup,
     "error classes documented alike, in a code block": documented_errors,
+    "a count down to zero": count_down,
 }
 
 

@@ -295,6 +295,20 @@ def test_a_counted_loops_printout_in_a_code_block_is_held_to_a_tables_copies():
     assert found.at == len(fence) + len(_printed(0, 25))
 
 
+def test_a_count_down_is_held_to_a_tables_copies():
+    # A countdown ends at zero: quiet from 24 down, a loop at its 25th line
+    # from 40 down; the same lines counting up are a loop at their 9th.
+    def lines(numbers):
+        return "".join(f"Processing item {i}\n" for i in numbers)
+
+    assert scan(lines(range(24, 0, -1))) == []
+    (found,) = scan(lines(range(40, 0, -1)))
+    assert (found.type, found.start, found.unit, found.repeats) == ("counter_cycle", 0, "Processing item 40\n", 25)
+    assert found.at == len(lines(range(40, 15, -1)))
+    (found,) = scan(lines(range(0, 24)))
+    assert (found.type, found.repeats, found.at) == ("counter_cycle", 9, len(lines(range(0, 9))))
+
+
 def test_a_count_outside_a_code_block_or_from_mid_way_is_any_counter():
     # The same lines before any code block, or counting on from 7 inside
     # one (a model going on with a list), need `block_region_chars`: 9 lines.
