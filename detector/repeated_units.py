@@ -13,7 +13,10 @@ repeat `unit_min_copies` times and hold `unit_region_letters` letters; a unit
 of one character or without any letter (digits, spaces,
 punctuation, box drawing: table rules, ASCII art, zero arrays, padding)
 must cover `symbol_region_chars`, since such runs are common in legitimate
-output. Once fired, the finder stays quiet while the tail keeps the same
+output; in a fenced code block (`in_code`, which the caller sets from the
+block finder) a unit that is one whole line must cover `block_region_chars`,
+as a line said again must in the block check: code makes the same call a
+few times in a row. Once fired, the finder stays quiet while the tail keeps the same
 period, and may fire again after the run breaks.
 
 A check that sees a run under way, short of what its unit needs, asks for
@@ -126,6 +129,7 @@ class ShortUnitFinder:
         "_active_period",
         "covered_until",
         "_long_clear_at",
+        "in_code",
     )
 
     def __init__(self, params) -> None:
@@ -156,6 +160,8 @@ class ShortUnitFinder:
         # them (`_check_when_due`), so those cost only themselves. (The first
         # check after a reset is a regular one: only a check asks for another.)
         self._regular_at = 0
+        # Inside a fenced code block (the caller says: the block finder sees the fences).
+        self.in_code = False
         self._active_period = 0
         self.covered_until = 0  # end of the last reported loop, as far as it went on
         # Channel position of the last check whose search of the whole long
@@ -226,9 +232,13 @@ class ShortUnitFinder:
             return max(params.symbol_region_chars, params.grid_min_rows * len(unit) // rows)
         if letters == 0 or len(unit) == 1:
             return max(params.symbol_region_chars, params.unit_min_copies * len(unit))
+        # Code says a whole line again now and then (a call made four times):
+        # in a code block such a unit must cover what a block cycle of one
+        # line must, as the block check asks of lines past `unit_max_chars`.
+        region = params.block_region_chars if rows == 1 and self.in_code else params.unit_region_chars
         copies = max(
             params.unit_min_copies,
-            -(-params.unit_region_chars // len(unit)),
+            -(-region // len(unit)),
             -(-params.unit_region_letters // letters),
         )
         return copies * len(unit)

@@ -222,6 +222,11 @@ class BlockCycleFinder:
             return []
         return self._feed_slow(text, offset, match)
 
+    @property
+    def in_code(self) -> bool:
+        """Whether the stream is inside a fenced code block ("```")."""
+        return self._code_from >= 0
+
     def quiet_room(self) -> int:
         """`feed` only buffers text without a boundary character shorter than
         this (0 after an ASCII mark: whitespace next would end the block)."""

@@ -163,6 +163,7 @@ class TextLoopDetector(Detector):
             regions = blocks.feed(piece, offset)
             if regions:
                 found += [r for r in regions if r.start + r.period > units.covered_until]
+            units.in_code = blocks.in_code
             regions = units.feed(piece, offset)
             if regions:
                 found += [r for r in regions if r.start + r.period > blocks.covered_until]
@@ -175,6 +176,7 @@ class TextLoopDetector(Detector):
         for channel, finders in self._channels.items():
             end = ctx.offsets[channel]
             regions = [r for r in finders.blocks.flush(end) if r.start + r.period > finders.units.covered_until]
+            finders.units.in_code = finders.blocks.in_code
             regions += [r for r in finders.units.flush(end) if r.start + r.period > finders.blocks.covered_until]
             found += [self._detection(region, channel, ctx.turn) for region in regions]
         return found

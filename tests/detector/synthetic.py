@@ -599,6 +599,18 @@ def count_down(rng: random.Random) -> Case:
     return Case("Here is the list:\n\n" + "".join(lines) + "\nThat is the whole list.\n", None)
 
 
+def repeated_calls(rng: random.Random) -> Case:
+    """Code in a code block that makes the same call a few times in a row
+    (a pump stepped by hand, a queue drained, a generator advanced)."""
+    call = rng.choice(
+        ["pump.step()", "next(it)", "q.get_nowait()", "self._pump.pump()", "gen.send(None)", "clock.advance(1)"]
+    )
+    indent = rng.choice(["", "    ", "        "])
+    times = rng.randint(3, 5)
+    code = f"```python\n{indent}setup()\n" + f"{indent}{call}\n" * times + f"{indent}assert done()\n```\n"
+    return Case("Drive it by hand:\n\n" + code + "\nEach call moves one step.\n", None)
+
+
 def blank_layouts(rng: random.Random) -> Case:
     """Rows without data, as people draw them: an ASCII box, an empty board,
     a blank table to fill in (up to 15 rows), a divider under a title."""
@@ -637,6 +649,7 @@ QUIET_CLASSES: dict[str, Callable[[random.Random], Case]] = {
     "nested markup closed at once": closed_markup,
     "error classes documented alike, in a code block": documented_errors,
     "a count down to zero": count_down,
+    "a call made a few times in a code block": repeated_calls,
 }
 
 

@@ -295,6 +295,21 @@ def test_a_counted_loops_printout_in_a_code_block_is_held_to_a_tables_copies():
     assert found.at == len(fence) + len(_printed(0, 25))
 
 
+def test_a_line_said_again_in_a_code_block_must_cover_a_block_cycles_region():
+    # A call made again and again, a 16-character line: in prose a loop at
+    # its 4th copy (64 characters); in a code block quiet at 9 copies, a
+    # loop once it covers `block_region_chars` (160: the 10th). The run
+    # starts at the line break before the first copy (a rotation).
+    line = "    pump.step()\n"
+    head = "Drive it by hand:\n\nimport pumps\n"
+    (found,) = scan(head + line * 12 + "done()\n")
+    assert (found.type, found.start, found.repeats, found.at) == ("short_unit", len(head) - 1, 4, len(head) - 1 + 64)
+    fenced = "Drive it by hand:\n\n```python\nimport pumps\n"
+    assert scan(fenced + line * 9 + "done()\n```\n") == []
+    (found,) = scan(fenced + line * 12 + "done()\n```\n")
+    assert (found.type, found.start, found.repeats, found.at) == ("short_unit", len(fenced) - 1, 10, len(fenced) + 159)
+
+
 def test_a_count_down_is_held_to_a_tables_copies():
     # A countdown ends at zero: quiet from 24 down, a loop at its 25th line
     # from 40 down; the same lines counting up are a loop at their 9th.
