@@ -59,12 +59,14 @@ exact ones; the ambiguous classes are decided by length and evidence:
 - one whose positions each keep their own step ("(fen7) at (14,0)") is as
   regular as a times or conversion table, which stops after a few dozen
   rows: it needs `table_min_copies`;
-- so is a one-line count that ends by itself: one counting down (a
-  countdown, releases newest first: it ends at zero), and a counted loop's
-  printout (`for i in range(20)`, one line a pass, printed in a fenced
-  code block from its first pass: a number that counts is 0 or 1 in the
-  run's first copy); the same printout outside a code block, or counting
-  on from mid-way (a model going on with a list), is any counter;
+- so is a count that ends by itself: one counting down (a countdown,
+  releases newest first: it ends at zero), and one enumerating from its
+  start, the same words on each line numbered from 0 or 1 (a template's
+  rows "| 1 | TBD |", "Day 1: Rest", a log's "Request 1 completed", a
+  loop's printout): it ends with what it enumerates. A count going on from
+  mid-list (a model numbering the same item again, "4. Agile", "5.
+  Agile"), or within a paragraph ("Episode 1: …. Episode 2: …"), is any
+  counter;
 - a copy of two lines or more is a record (a config entry `worker1` …
   `worker8`, a plan's week, a timetable's day): legitimate enumerations of
   records are short, so a record cycle needs `template_min_copies` copies,
@@ -460,7 +462,7 @@ class BlockCycleFinder:
             if length < needed or needed > len(blocks):
                 continue
             steps = _counter_steps(blocks[-needed:], p, self._numbers_of)
-            if steps == 2 or (steps == 1 and not record and self._ends_by_itself(run, p)):
+            if steps == 2 or (steps == 1 and not record and self._ends_by_itself(run, p, "\n" in copy_text)):
                 # Each number keeps its own step: a computed table (times,
                 # conversions) is as regular, and stops after a few dozen rows;
                 # so does a count that ends by itself.
@@ -501,21 +503,24 @@ class BlockCycleFinder:
                 return False
         return True
 
-    def _ends_by_itself(self, run: list[Block], p: int) -> bool:
-        """Whether a run of one-line copies whose numbers count by one common
-        step (its newest `counter_min_copies` copies at least) is a count
-        that ends by itself: one counting down (a countdown, releases newest
-        first) ends at zero; a counted loop's printout (`for i in range(10)`)
-        ends with its loop. A printout starts inside a fenced code block at
-        the loop's first pass: the whole run counts, a number that counts
-        being 0 or 1 in its first copy. (A model counting on mid-list, or
-        before any code block, is judged as any counter.)"""
+    def _ends_by_itself(self, run: list[Block], p: int, by_lines: bool) -> bool:
+        """Whether a run of copies whose numbers count by one common step
+        (its newest `counter_min_copies` copies at least) is a count that
+        ends by itself: one counting down (a countdown, releases newest
+        first) ends at zero; one enumerating from its start in lines
+        (`by_lines`: each copy holds a line break), a template's rows
+        ("| 1 | TBD |"), a plan's "Day 1: Rest", a log's "Request 1
+        completed", a loop's printout, ends with what it enumerates: the
+        whole run counts, a number that counts being 0 or 1 in its first
+        copy. A model numbering the same item again mid-list ("4. Agile",
+        "5. Agile"), or within a paragraph ("Episode 1: The Rings of Power.
+        Episode 2: …"), is any counter."""
         numbers = self._numbers_of
         newest = [n for block in run[-p:] for n in numbers(block)]
         before = [n for block in run[-2 * p : -p] for n in numbers(block)]
         if any(a < b for a, b in zip(newest, before, strict=True)):
             return True
-        if self._code_from < 0 or run[0][START] <= self._code_from or _counter_steps(run, p, numbers) != 1:
+        if not by_lines or _counter_steps(run, p, numbers) != 1:
             return False
         first = [n for block in run[:p] for n in numbers(block)]
         second = [n for block in run[p : 2 * p] for n in numbers(block)]

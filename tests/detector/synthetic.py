@@ -611,6 +611,27 @@ def repeated_calls(rng: random.Random) -> Case:
     return Case("Drive it by hand:\n\n" + code + "\nEach call moves one step.\n", None)
 
 
+def enumerated_from_one(rng: random.Random) -> Case:
+    """The same words numbered from 1 or 0, up to 24 rows: a template's rows,
+    a plan's rest days, an answer sheet, seats, a log of requests."""
+    shape = rng.choice(
+        [
+            "| {n} | TBD | TBD | TBD |",
+            "Name {n}: ____________",
+            "Seat {n}: available",
+            "Chapter {n}: Untitled",
+            "Day {n}: Rest and recover.",
+            "Question {n}: ______",
+            "- test_case_{n}: passed",
+            "[INFO] Request {n} completed successfully",
+            '  {{"id": {n}, "status": "active"}},',
+        ]
+    )
+    first = rng.choice([0, 1])
+    rows = "".join(shape.format(n=n) + "\n" for n in range(first, first + rng.randint(7, 24)))
+    return Case("Here is the list:\n\n" + rows + "\nFill it in as you go.\n", None)
+
+
 def blank_layouts(rng: random.Random) -> Case:
     """Rows without data, as people draw them: an ASCII box, an empty board,
     a blank table to fill in (up to 15 rows), a divider under a title."""
@@ -650,6 +671,7 @@ QUIET_CLASSES: dict[str, Callable[[random.Random], Case]] = {
     "error classes documented alike, in a code block": documented_errors,
     "a count down to zero": count_down,
     "a call made a few times in a code block": repeated_calls,
+    "the same words numbered from 1": enumerated_from_one,
 }
 
 

@@ -284,15 +284,16 @@ def _printed(first: int, last: int) -> str:
     return "".join(f"Processing item {i}\n" for i in range(first, last))
 
 
-def test_a_counted_loops_printout_in_a_code_block_is_held_to_a_tables_copies():
-    # `for i in range(20)` printed in a code block counts from 0: as regular
-    # as a computed table, quiet to its 24th line, a loop at its 25th.
-    fence = "Output:\n\n```\n"
-    assert scan(fence + _printed(0, 24) + "```\n") == []
-    (found,) = scan(fence + _printed(0, 40))
-    printout = ("counter_cycle", len(fence), "Processing item 0\n", 25)
-    assert (found.type, found.start, found.unit, found.repeats) == printout
-    assert found.at == len(fence) + len(_printed(0, 25))
+def test_a_count_from_its_start_is_held_to_a_tables_copies():
+    # `for i in range(20)` printed counts from 0, in a code block or not: an
+    # enumeration from its start, as regular as a computed table, quiet to
+    # its 24th line, a loop at its 25th.
+    for head in ("Output:\n\n```\n", "Output:\n\n"):
+        assert scan(head + _printed(0, 24) + "\nThat is all.\n") == []
+        (found,) = scan(head + _printed(0, 40))
+        printout = ("counter_cycle", len(head), "Processing item 0\n", 25)
+        assert (found.type, found.start, found.unit, found.repeats) == printout
+        assert found.at == len(head) + len(_printed(0, 25))
 
 
 def test_a_line_said_again_in_a_code_block_must_cover_a_block_cycles_region():
@@ -312,7 +313,7 @@ def test_a_line_said_again_in_a_code_block_must_cover_a_block_cycles_region():
 
 def test_a_count_down_is_held_to_a_tables_copies():
     # A countdown ends at zero: quiet from 24 down, a loop at its 25th line
-    # from 40 down; the same lines counting up are a loop at their 9th.
+    # from 40 down; the same lines counting up from 7 are a loop at their 9th.
     def lines(numbers):
         return "".join(f"Processing item {i}\n" for i in numbers)
 
@@ -320,19 +321,18 @@ def test_a_count_down_is_held_to_a_tables_copies():
     (found,) = scan(lines(range(40, 0, -1)))
     assert (found.type, found.start, found.unit, found.repeats) == ("counter_cycle", 0, "Processing item 40\n", 25)
     assert found.at == len(lines(range(40, 15, -1)))
-    (found,) = scan(lines(range(0, 24)))
-    assert (found.type, found.repeats, found.at) == ("counter_cycle", 9, len(lines(range(0, 9))))
+    (found,) = scan(lines(range(7, 24)))
+    assert (found.type, found.repeats, found.at) == ("counter_cycle", 9, len(lines(range(7, 16))))
 
 
-def test_a_count_outside_a_code_block_or_from_mid_way_is_any_counter():
-    # The same lines before any code block, or counting on from 7 inside
-    # one (a model going on with a list), need `block_region_chars`: 9 lines.
-    (found,) = scan("Output:\n\n" + _printed(0, 12))
-    assert (found.type, found.start, found.repeats, found.at) == ("counter_cycle", 9, 9, 9 + len(_printed(0, 9)))
-    fence = "Output:\n\n```\n"
-    (found,) = scan(fence + _printed(7, 40))
-    assert (found.type, found.start, found.repeats) == ("counter_cycle", len(fence), 9)
-    assert found.at == len(fence) + len(_printed(7, 16))
-    # A closed block ends the rule: a printout after it is any counter again.
-    (found,) = scan("```\nx = 1\n```\n\n" + _printed(0, 12))
-    assert (found.type, found.repeats) == ("counter_cycle", 9)
+def test_a_count_from_mid_way_is_any_counter():
+    # Counting on from 7 (a model going on with a list), in a code block or
+    # not, needs `block_region_chars`: 9 lines.
+    for head in ("Output:\n\n```\n", "Output:\n\n"):
+        (found,) = scan(head + _printed(7, 40))
+        assert (found.type, found.start, found.repeats) == ("counter_cycle", len(head), 9)
+        assert found.at == len(head) + len(_printed(7, 16))
+    # From 1, but the run starts at a line that does not count on from the
+    # one before it: its first copy is "Processing item 5".
+    (found,) = scan("Log:\n" + "".join(f"Processing item {i}\n" for i in (9, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14)))
+    assert (found.type, found.repeats, found.unit) == ("counter_cycle", 9, "Processing item 5\n")
