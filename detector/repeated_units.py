@@ -16,8 +16,8 @@ must cover `symbol_region_chars`, since such runs are common in legitimate
 output; in a fenced code block (`in_code`, which the caller sets from the
 block finder) a unit that is one whole line must cover `block_region_chars`,
 as a line said again must in the block check: code makes the same call a
-few times in a row. Once fired, the finder stays quiet while the tail keeps the same
-period, and may fire again after the run breaks.
+few times in a row. Once fired, the finder stays quiet while the tail
+keeps the same period, and may fire again after the run breaks.
 
 A check that sees a run under way, short of what its unit needs, asks for
 the next check where the run will have it if it goes on

@@ -154,7 +154,7 @@ class BlockCycleFinder:
         "_blocked_until",
         "covered_until",
         "_tail_room",
-        "_code_from",
+        "in_code",
     )
 
     def __init__(self, params) -> None:
@@ -188,7 +188,7 @@ class BlockCycleFinder:
         # (`_may_complete`: a block broke it, and stays in its run that long).
         self._blocked_until: dict[int, int] = {}
         self.covered_until = 0  # end of the last reported loop, as far as it went on
-        self._code_from = -1  # channel offset where the open fenced code block ("```") began; -1 outside one
+        self.in_code = False  # inside a fenced code block (from a line opening with "```" to the next)
 
     def feed(self, text: str, offset: int) -> list[RepeatedRegion]:
         """Append `text` (which starts at channel `offset`); evaluate every block it completes."""
@@ -223,11 +223,6 @@ class BlockCycleFinder:
             self._last_char = text[-1]
             return []
         return self._feed_slow(text, offset, match)
-
-    @property
-    def in_code(self) -> bool:
-        """Whether the stream is inside a fenced code block ("```")."""
-        return self._code_from >= 0
 
     def quiet_room(self) -> int:
         """`feed` only buffers text without a boundary character shorter than
@@ -336,7 +331,7 @@ class BlockCycleFinder:
             # numbers are content, masked only in blocks with words (counters).
             first = stripped[0]
             if first == "`" and stripped.startswith("```"):
-                self._code_from = self._block_start if self._code_from < 0 else -1
+                self.in_code = not self.in_code
             # (Only a mark of markup or a digit may open one: most blocks skip the match.)
             number = LEADING_LIST_NUMBER.match(stripped) if first in LIST_OPENERS or first.isdecimal() else None
             body = stripped[number.end() :] if number else stripped
