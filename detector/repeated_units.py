@@ -13,8 +13,8 @@ repeat `unit_min_copies` times and hold `unit_region_letters` letters; a unit
 of one character or without any letter (digits, spaces,
 punctuation, box drawing: table rules, ASCII art, zero arrays, padding)
 must cover `symbol_region_chars`, since such runs are common in legitimate
-output; in a fenced code block (`in_code`, which the caller sets from the
-block finder) a unit that is one whole line must cover `block_region_chars`,
+output; in a fenced code block (`fences.in_code`: the block finder, which
+sees the fences) a unit that is one whole line must cover `block_region_chars`,
 as a line said again must in the block check: code makes the same call a
 few times in a row. Once fired, the finder stays quiet while the tail
 keeps the same period, and may fire again after the run breaks.
@@ -129,11 +129,14 @@ class ShortUnitFinder:
         "_active_period",
         "covered_until",
         "_long_clear_at",
-        "in_code",
+        "_fences",
     )
 
-    def __init__(self, params) -> None:
+    def __init__(self, params, fences=None) -> None:
+        """`fences`: what says whether the stream is inside a fenced code
+        block (its `in_code`: the channel's block finder); None, never."""
         self.params = params
+        self._fences = fences
         most_copies = max(params.unit_min_copies, params.unit_region_letters, params.grid_min_rows)
         longest = max(
             params.unit_max_chars * most_copies,
@@ -160,8 +163,6 @@ class ShortUnitFinder:
         # them (`_check_when_due`), so those cost only themselves. (The first
         # check after a reset is a regular one: only a check asks for another.)
         self._regular_at = 0
-        # Inside a fenced code block (the caller says: the block finder sees the fences).
-        self.in_code = False
         self._active_period = 0
         self.covered_until = 0  # end of the last reported loop, as far as it went on
         # Channel position of the last check whose search of the whole long
@@ -235,7 +236,8 @@ class ShortUnitFinder:
         # Code says a whole line again now and then (a call made four times):
         # in a code block such a unit must cover what a block cycle of one
         # line must, as the block check asks of lines past `unit_max_chars`.
-        region = params.block_region_chars if rows == 1 and self.in_code else params.unit_region_chars
+        in_code = self._fences is not None and self._fences.in_code
+        region = params.block_region_chars if rows == 1 and in_code else params.unit_region_chars
         copies = max(
             params.unit_min_copies,
             -(-region // len(unit)),

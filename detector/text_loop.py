@@ -95,8 +95,9 @@ class _ChannelFinders:
     __slots__ = ("units", "blocks")
 
     def __init__(self, params: TextLoopParams) -> None:
-        self.units = ShortUnitFinder(params)
         self.blocks = BlockCycleFinder(params)
+        # The block finder is fed each piece first: its `in_code` is current at a unit check.
+        self.units = ShortUnitFinder(params, fences=self.blocks)
 
     def reset(self) -> None:
         self.units.reset()
@@ -163,7 +164,6 @@ class TextLoopDetector(Detector):
             regions = blocks.feed(piece, offset)
             if regions:
                 found += [r for r in regions if r.start + r.period > units.covered_until]
-            units.in_code = blocks.in_code
             regions = units.feed(piece, offset)
             if regions:
                 found += [r for r in regions if r.start + r.period > blocks.covered_until]
@@ -176,7 +176,6 @@ class TextLoopDetector(Detector):
         for channel, finders in self._channels.items():
             end = ctx.offsets[channel]
             regions = [r for r in finders.blocks.flush(end) if r.start + r.period > finders.units.covered_until]
-            finders.units.in_code = finders.blocks.in_code
             regions += [r for r in finders.units.flush(end) if r.start + r.period > finders.blocks.covered_until]
             found += [self._detection(region, channel, ctx.turn) for region in regions]
         return found
