@@ -14,10 +14,12 @@ of one character or without any letter (digits, spaces,
 punctuation, box drawing: table rules, ASCII art, zero arrays, padding)
 must cover `symbol_region_chars`, since such runs are common in legitimate
 output; in a fenced code block (`fences.in_code`: the block finder, which
-sees the fences) a unit that is one whole line must cover `block_region_chars`,
-as a line said again must in the block check: code makes the same call a
-few times in a row. Once fired, the finder stays quiet while the tail
-keeps the same period, and may fire again after the run breaks.
+sees the fences) a unit that is one whole line, or one item of a list
+within a line (`None, `, a signature's `const Tensor&, `), must cover
+`block_region_chars`, as a line said again must in the block check: code
+makes the same call a few times in a row, and writes a literal's items out.
+Once fired, the finder stays quiet while the tail keeps the same period,
+and may fire again after the run breaks.
 
 A check that sees a run under way, short of what its unit needs, asks for
 the next check where the run will have it if it goes on
@@ -59,6 +61,9 @@ KEY_CHARS = 8  # tail characters searched backwards to propose a period
 # environment names, HTML tags without attributes ("</div>", "<br>").
 MARKUP = re.compile(r"&[a-zA-Z]+;|\\[a-zA-Z]+(?:\{[a-zA-Z*]+\})?|</?[a-zA-Z][a-zA-Z0-9]*>")
 LINE_BREAK = re.compile(r"\s*\n\s*")
+# One item of a list and its separator within a line, read from after the
+# separator: " None,", " const Tensor&,".
+LIST_ITEM = re.compile(r"[^\n,]+,")
 LONG_KEY_CHARS = 32  # the same for a long unit: rarer in normal text, so fewer candidates
 LONG_CANDIDATES = 8  # long periods tried per check, nearest first: bounded work
 # After a search of the whole long range found the long key nowhere, the
@@ -70,6 +75,18 @@ LONG_RESCAN_CHARS = 448
 
 def _blank(token: re.Match) -> str:
     return " " * len(token.group())
+
+
+def is_list_item(unit: str) -> bool:
+    r"""Whether a unit repeated back to back is one item of a list and its
+    separator within a line, however it is rotated: "None, ", "e, Fals",
+    "const Tensor&, ".
+
+    >>> [is_list_item(u) for u in ("None, ", "e, Fals", "const Tensor&, ", "ATCG", "a, b, ", "ab,\n")]
+    [True, True, True, False, False, False]
+    """
+    comma = unit.find(",")
+    return comma >= 0 and LIST_ITEM.fullmatch(unit[comma + 1 :] + unit[: comma + 1]) is not None
 
 
 def evidence_chars(span: int, params, region: int, one_line: bool = False) -> int:
@@ -102,15 +119,18 @@ def evidence_chars(span: int, params, region: int, one_line: bool = False) -> in
 
 
 def lines_around(unit: str) -> int:
-    """How many lines a unit repeated back to back spans: its line breaks,
+    r"""How many lines a unit repeated back to back spans: its line breaks,
     blank lines included in the break around them, read around the circle
-    (a rotated row "0, 0],\n[0," is one line, as is a divider "# ---\n\n").
+    (a rotated row "0, 0],\n[0," is one line, as is a divider "# ---\n\n";
+    an indent opening the unit is no break: "  - 1\n  - 2\n" is two lines).
 
     >>> lines_around("0, 0],\n[0,"), lines_around("# ---\n\n"), lines_around("a\nb\n"), lines_around("ab")
     (1, 1, 2, 0)
+    >>> lines_around("  - 1\n  - 2\n"), lines_around("\n  - 1\n  - 2")
+    (2, 2)
     """
     breaks = len(LINE_BREAK.findall(unit))
-    if breaks > 1 and unit[0].isspace() and unit[-1].isspace():
+    if breaks > 1 and LINE_BREAK.match(unit) and unit[-1].isspace():
         breaks -= 1  # the break at the end goes on at the start
     return breaks
 
@@ -233,11 +253,13 @@ class ShortUnitFinder:
             return max(params.symbol_region_chars, params.grid_min_rows * len(unit) // rows)
         if letters == 0 or len(unit) == 1:
             return max(params.symbol_region_chars, params.unit_min_copies * len(unit))
-        # Code says a whole line again now and then (a call made four times):
-        # in a code block such a unit must cover what a block cycle of one
-        # line must, as the block check asks of lines past `unit_max_chars`.
+        # Code says a whole line again now and then (a call made four times),
+        # and writes a literal's items out (`(None, None, None, None)`): in a
+        # code block such a unit must cover what a block cycle of one line
+        # must, as the block check asks of lines past `unit_max_chars`.
         in_code = self._fences is not None and self._fences.in_code
-        region = params.block_region_chars if rows == 1 and in_code else params.unit_region_chars
+        code = in_code and (rows == 1 or is_list_item(unit))
+        region = params.block_region_chars if code else params.unit_region_chars
         copies = max(
             params.unit_min_copies,
             -(-region // len(unit)),

@@ -67,11 +67,17 @@ exact ones; the ambiguous classes are decided by length and evidence:
   mid-list (a model numbering the same item again, "4. Agile", "5.
   Agile"), or within a paragraph ("Episode 1: …. Episode 2: …"), is any
   counter;
+- a one-line count in a code block is code enumerating, line by line: a
+  form's years, the rows a seed script inserts, port mappings, enum
+  members run to a hundred, so it needs `code_count_min_copies`;
 - a copy of two lines or more is a record (a config entry `worker1` …
   `worker8`, a plan's week, a timetable's day): legitimate enumerations of
   records are short, so a record cycle needs `template_min_copies` copies,
   and then fires whether or not its numbers count (shuffled timetables,
-  minutes that vary from week to week);
+  minutes that vary from week to week); but a record counting towards a
+  total it states, a training log's "Epoch 7/10" above each epoch's
+  figures, ends by itself at that total: it is held until it counts past
+  it ("Epoch 11/10");
 - a one-line copy whose numbers do not count (a training log, a CSV
   table) never fires on its numbers alone, nor does a multiple of it (two
   epochs of a log are no record).
@@ -107,6 +113,8 @@ ASCII_MARKS = frozenset(".!?;:,")
 BOUNDARY_CHARS = frozenset("\n。！？；，、：") | ASCII_MARKS
 WHITESPACE = re.compile(r"\s")
 DIGITS = re.compile(r"\d\d*")  # `\d+`, opening with a character set: searched for in C
+# A count written against its total: "7/10", "3 of 5".
+STATED_END = re.compile(r"(\d+) ?(?:/|of) ?(\d+)")
 # The end of a line with text: a copy holding two is two lines or more, however it is rotated.
 LINE_END = re.compile(r"\S[ \t]*\n")
 # Markdown emphasis or a heading may open a list number ("**12.", "## 12.").
@@ -457,14 +465,25 @@ class BlockCycleFinder:
             if length < needed or needed > len(blocks):
                 continue
             steps = _counter_steps(blocks[-needed:], p, self._numbers_of)
-            if steps == 2 or (steps == 1 and not record and self._ends_by_itself(run, p, "\n" in copy_text)):
+            held = 0
+            if steps and self.in_code and not record:
+                # Code enumerates line by line: a form's years, the rows it
+                # inserts, ports, enum members run to a hundred.
+                held = params.code_count_min_copies
+            elif steps == 2 or (steps == 1 and not record and self._ends_by_itself(run, p, "\n" in copy_text)):
                 # Each number keeps its own step: a computed table (times,
                 # conversions) is as regular, and stops after a few dozen rows;
                 # so does a count that ends by itself.
-                needed = max(needed, p * params.table_min_copies)
+                held = params.table_min_copies
+            if held:
+                needed = max(needed, p * held)
                 if length < needed or needed > len(blocks):
                     continue
                 steps = _counter_steps(blocks[-needed:], p, self._numbers_of)
+            if record and _states_its_end(run, p):
+                # A log's record under a count towards a stated total ("Epoch
+                # 7/10" above its figures) ends by itself at that total.
+                continue
             if steps:
                 counted = run if _counter_steps(run, p, self._numbers_of) == steps else blocks[-needed:]
                 return self._region(counted, p, at, "counter_cycle")
@@ -548,6 +567,20 @@ class BlockCycleFinder:
             repeats=len(blocks) // p,
             blocks=p,
         )
+
+
+def _states_its_end(run: list[Block], p: int) -> bool:
+    """Whether the newest copy of a run counts towards an end it states: a
+    number greater than in the copy before, written against the same total
+    it has not passed ("Epoch 7/10", "Step 3 of 5": a training log's epochs,
+    a progress report). Such a count ends by itself at its total; counting
+    past it ("Epoch 11/10") is a loop."""
+    now = STATED_END.findall("".join([block[BODY] for block in run[-p:]]))
+    before = STATED_END.findall("".join([block[BODY] for block in run[-2 * p : -p]]))
+    return len(now) == len(before) and any(
+        total == total_before and int(count_before) < int(count) <= int(total)
+        for (count, total), (count_before, total_before) in zip(now, before, strict=True)
+    )
 
 
 def _same_copies(ring: deque[Block], q: int, p: int) -> bool:

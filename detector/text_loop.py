@@ -72,6 +72,9 @@ class TextLoopParams:
     table_min_copies: int = param(
         25, low=10, high=60, step=5, doc="copies a counter whose numbers each keep their own step needs"
     )
+    code_count_min_copies: int = param(
+        100, low=25, high=300, step=25, doc="copies a counter in a code block needs (option lists, rows, enum members)"
+    )
     template_min_copies: int = param(
         10, low=5, high=30, step=1, doc="copies a cycle of records (two lines or more) whose numbers change needs"
     )

@@ -476,6 +476,36 @@ def training_log(rng: random.Random) -> Case:
     return Case("Training output:\n\n" + "".join(lines), None)
 
 
+def epoch_records(rng: random.Random) -> Case:
+    """A training or batch log of several lines an epoch, each under a count
+    towards its stated total: Keras's two lines an epoch, an epoch's metrics
+    one to a line, a batch job's progress report; 10 to 60 epochs."""
+    total = rng.randint(10, 60)
+    shape = rng.choice(["keras", "metrics", "batches"])
+    steps, loss, acc = rng.choice([469, 938, 1875]), rng.uniform(1.5, 2.5), rng.uniform(0.2, 0.4)
+    records = []
+    for n in range(1, total + 1):
+        loss *= rng.uniform(0.8, 0.98)
+        acc = min(0.99, acc + rng.uniform(0.0, 0.05))
+        if shape == "keras":
+            records.append(
+                f"Epoch {n}/{total}\n{steps}/{steps} [==============================] - {rng.randint(3, 40)}s"
+                f" {rng.randint(2, 9)}ms/step - loss: {loss:.4f} - accuracy: {acc:.4f}"
+                f" - val_loss: {loss * rng.uniform(1.0, 1.2):.4f} - val_accuracy: {acc * rng.uniform(0.9, 1.0):.4f}\n"
+            )
+        elif shape == "metrics":
+            records.append(
+                f"Epoch {n}/{total}\n  train loss: {loss:.4f}\n  val loss: {loss * rng.uniform(1.0, 1.2):.4f}\n"
+                f"  val accuracy: {acc:.2%}\n"
+            )
+        else:
+            records.append(
+                f"Batch {n} of {total}\n  rows read: {rng.randint(900, 1100)}\n"
+                f"  rows written: {rng.randint(800, 900)}\n  errors: {rng.randint(0, 3)}\n"
+            )
+    return Case("Here is the output:\n\n" + "".join(records) + "\nTraining finished.\n", None)
+
+
 def zero_grid(rng: random.Random) -> Case:
     size = rng.randint(5, 20)
     sep = rng.choice([" ", ", ", "\t"])
@@ -611,6 +641,39 @@ def repeated_calls(rng: random.Random) -> Case:
     return Case("Drive it by hand:\n\n" + code + "\nEach call moves one step.\n", None)
 
 
+def code_enumerations(rng: random.Random) -> Case:
+    """Code in a code block that enumerates line by line, from anywhere and
+    up to 99 lines: a form's years, seed rows inserted, port mappings, enum
+    members, a loop's printout; or writes a literal's items or a signature's
+    parameters out."""
+    kind = rng.choice(["years", "inserts", "ports", "enum", "printout", "literal", "signature"])
+    first, count = rng.randint(0, 2000), rng.randint(6, 99)
+    numbers = range(first, first + count)
+    if kind == "years":
+        lang, body = "html", "".join(f'  <option value="{n}">{n}</option>\n' for n in numbers)
+    elif kind == "inserts":
+        table = rng.choice(["seats", "rooms", "slots"])
+        lang = "sql"
+        body = "".join(f"INSERT INTO {table} (id, status) VALUES ({n}, 'free');\n" for n in numbers)
+    elif kind == "ports":
+        lang, body = "yaml", "ports:\n" + "".join(f'  - "{n}:{n}"\n' for n in numbers)
+    elif kind == "enum":
+        lang, body = "python", "class Level(IntEnum):\n" + "".join(f"    LEVEL_{n} = {n}\n" for n in numbers)
+    elif kind == "printout":
+        lang, body = "", "".join(f"i = {n}\n" for n in numbers)
+    elif kind == "signature":
+        tensors = rng.randint(2, 6)
+        lang = "cpp"
+        body = (
+            f"std::tuple<{','.join(['at::Tensor'] * tensors)}> cell_backward("
+            f"{', '.join(['const at::Tensor &'] * tensors)}, int64_t steps);\n"
+        )
+    else:
+        item = rng.choice(["None", "False", "True", "null", '""'])
+        lang, body = "python", f"row = ({', '.join([item] * rng.randint(4, 20))})\n"
+    return Case(f"Here it is:\n\n```{lang}\n{body}```\n\nAdjust the values as needed.\n", None)
+
+
 def enumerated_from_one(rng: random.Random) -> Case:
     """The same words numbered from 1 or 0, up to 24 rows: a template's rows,
     a plan's rest days, an answer sheet, seats, a log of requests."""
@@ -662,6 +725,7 @@ QUIET_CLASSES: dict[str, Callable[[random.Random], Case]] = {
     "item said twice (a slip)": slip_said_twice,
     "DNA or base64 string": random_strings,
     "training log, a line per epoch": training_log,
+    "training log, a record per epoch under its count": epoch_records,
     "all-zero grid": zero_grid,
     "letter-free counts and numeric tables": letter_free_count,
     "numbered list of 150 items": long_numbered_list,
@@ -672,6 +736,7 @@ QUIET_CLASSES: dict[str, Callable[[random.Random], Case]] = {
     "a count down to zero": count_down,
     "a call made a few times in a code block": repeated_calls,
     "the same words numbered from 1": enumerated_from_one,
+    "code that enumerates, in a code block": code_enumerations,
 }
 
 

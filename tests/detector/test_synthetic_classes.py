@@ -285,15 +285,15 @@ def _printed(first: int, last: int) -> str:
 
 
 def test_a_count_from_its_start_is_held_to_a_tables_copies():
-    # `for i in range(20)` printed counts from 0, in a code block or not: an
-    # enumeration from its start, as regular as a computed table, quiet to
-    # its 24th line, a loop at its 25th.
-    for head in ("Output:\n\n```\n", "Output:\n\n"):
-        assert scan(head + _printed(0, 24) + "\nThat is all.\n") == []
-        (found,) = scan(head + _printed(0, 40))
-        printout = ("counter_cycle", len(head), "Processing item 0\n", 25)
+    # `for i in range(20)` printed counts from 0: an enumeration from its
+    # start, as regular as a computed table, quiet to its 24th line, a loop
+    # at its 25th; in a code block, code enumerating, to its 100th.
+    for head, copies in (("Output:\n\n```\n", 100), ("Output:\n\n", 25)):
+        assert scan(head + _printed(0, copies - 1) + "\nThat is all.\n") == []
+        (found,) = scan(head + _printed(0, copies + 15))
+        printout = ("counter_cycle", len(head), "Processing item 0\n", copies)
         assert (found.type, found.start, found.unit, found.repeats) == printout
-        assert found.at == len(head) + len(_printed(0, 25))
+        assert found.at == len(head) + len(_printed(0, copies))
 
 
 def test_a_line_said_again_in_a_code_block_must_cover_a_block_cycles_region():
@@ -326,13 +326,86 @@ def test_a_count_down_is_held_to_a_tables_copies():
 
 
 def test_a_count_from_mid_way_is_any_counter():
-    # Counting on from 7 (a model going on with a list), in a code block or
-    # not, needs `block_region_chars`: 9 lines.
-    for head in ("Output:\n\n```\n", "Output:\n\n"):
-        (found,) = scan(head + _printed(7, 40))
-        assert (found.type, found.start, found.repeats) == ("counter_cycle", len(head), 9)
-        assert found.at == len(head) + len(_printed(7, 16))
+    # Counting on from 7 (a model going on with a list) needs
+    # `block_region_chars`: 9 lines; in a code block 100 lines, as any count.
+    for head, copies in (("Output:\n\n```\n", 100), ("Output:\n\n", 9)):
+        (found,) = scan(head + _printed(7, 120))
+        assert (found.type, found.start, found.repeats) == ("counter_cycle", len(head), copies)
+        assert found.at == len(head) + len(_printed(7, 7 + copies))
     # From 1, but the run starts at a line that does not count on from the
     # one before it: its first copy is "Processing item 5".
     (found,) = scan("Log:\n" + "".join(f"Processing item {i}\n" for i in (9, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14)))
     assert (found.type, found.repeats, found.unit) == ("counter_cycle", 9, "Processing item 5\n")
+
+
+def test_a_record_counting_towards_its_stated_total_is_held_until_it_passes_it():
+    # Keras logs two lines an epoch under "Epoch n/total", its figures
+    # changing: a record cycle, which ends by itself at its stated total.
+    def log(epochs, total):
+        return "Output:\n\n" + "".join(
+            f"Epoch {n}{total}\n469/469 [==============================] - 4s 8ms/step - loss: {1 / n:.4f}\n"
+            for n in epochs
+        )
+
+    assert scan(log(range(1, 31), "/30")) == []
+    assert scan(log(range(1, 61), "/60")) == []
+    # Counting past it is a loop, caught on the line that passes it.
+    text = log(range(1, 15), "/10")
+    (found,) = scan(text)
+    passed = text.index("Epoch 11/10\n") + len("Epoch 11/10\n")
+    assert (found.type, found.start, found.repeats, found.at) == ("template_cycle", len("Output:\n\n"), 10, passed)
+    # Without a stated total the same records are a template cycle at their 10th copy.
+    (found,) = scan(log(range(1, 15), ""))
+    assert (found.type, found.start, found.repeats, found.at) == ("template_cycle", 9, 10, len(log(range(1, 11), "")))
+
+
+def test_a_count_in_a_code_block_is_held_to_a_hundred_lines():
+    # A form's years counted on from 1990: in prose a counter at its 5th
+    # line; in a code block code enumerating, quiet through 99 lines and a
+    # loop at its 100th (`code_count_min_copies`).
+    def options(years):
+        return "".join(f'  <option value="{y}">{y}</option>\n' for y in years)
+
+    (found,) = scan("Years:\n" + options(range(1990, 2030)))
+    at = len("Years:\n") + len(options(range(1990, 1995)))
+    assert (found.type, found.start, found.repeats, found.at) == ("counter_cycle", len("Years:\n  "), 5, at)
+    assert scan("```html\n" + options(range(1900, 1999)) + "```\n") == []
+    (found,) = scan("```html\n" + options(range(1900, 2030)) + "```\n")
+    at = len("```html\n") + len(options(range(1900, 2000)))
+    assert (found.type, found.start, found.repeats, found.at) == ("counter_cycle", len("```html\n  "), 100, at)
+
+
+def test_a_literals_items_in_a_code_block_must_cover_a_block_cycles_region():
+    # `None, ` said again: in prose a loop at its 7th copy (20 letters); in
+    # a code block a literal written out, quiet at 12 items and a loop once
+    # it covers `block_region_chars` (160: the 27th copy).
+    def row(items):
+        return "row = (" + ", ".join(["None"] * items) + ")\n"
+
+    (found,) = scan("Row:\n" + row(12))
+    assert (found.type, found.unit, found.start, found.repeats, found.at) == ("short_unit", "None, ", 12, 7, 12 + 42)
+    assert scan("```python\n" + row(12) + "```\n") == []
+    (found,) = scan("```python\n" + row(40) + "```\n")
+    start = len("```python\nrow = (")
+    assert (found.type, found.unit, found.start, found.repeats) == ("short_unit", "None, ", start, 27)
+    assert found.at == start + 162
+    # A signature's parameters are items too: a loop at the 4th in prose (80
+    # characters), quiet at the 6th in code.
+    signature = "Tensor f(" + ", ".join(["const at::Tensor &"] * 6) + ");\n"
+    (found,) = scan("Signature:\n" + signature)
+    start = len("Signature:\nTensor f(")
+    assert (found.unit, found.start, found.repeats, found.at) == ("const at::Tensor &, ", start, 4, start + 80)
+    assert scan("```cpp\n" + signature + "```\n") == []
+
+
+def test_indented_letter_free_rows_are_held_to_a_grids_rows():
+    # A list of port mappings, each row indented: letter-free rows, quiet
+    # through 31 and a loop at the 32nd (`grid_min_rows`), whatever period
+    # the rows are read in (the indent opening a copy is no line break).
+    def ports(numbers):
+        return "".join(f'  - "{n}:{n}"\n' for n in numbers)
+
+    assert scan("ports:\n" + ports(range(8000, 8031))) == []
+    (found,) = scan("ports:\n" + ports(range(8000, 8050)))
+    at = len("ports:\n") + len(ports(range(8000, 8032)))
+    assert (found.type, found.repeats, found.at) == ("counter_cycle", 32, at)
