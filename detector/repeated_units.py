@@ -17,7 +17,10 @@ output; in a fenced code block (`fences.in_code`: the block finder, which
 sees the fences) a unit that is one whole line, or one item of a list
 within a line (`None, `, a signature's `const Tensor&, `), must cover
 `block_region_chars`, as a line said again must in the block check: code
-makes the same call a few times in a row, and writes a literal's items out.
+makes the same call a few times in a row, and writes a literal's items out;
+a whole line there also needs `template_min_copies` copies, as in the block
+check (code writes data out line by line: a board's empty rows, a menu's
+placeholder links).
 Once fired, the finder stays quiet while the tail keeps the same period,
 and may fire again after the run breaks.
 
@@ -264,6 +267,7 @@ class ShortUnitFinder:
             params.unit_min_copies,
             -(-region // len(unit)),
             -(-params.unit_region_letters // letters),
+            params.template_min_copies if in_code and rows == 1 else 0,
         )
         return copies * len(unit)
 
@@ -394,6 +398,8 @@ class ShortUnitFinder:
             # One whole line: code, tables and tunes repeat a line now and then.
             one_line = p < params.two_copy_chars and text.count("\n", end - p) == 1
             need = evidence_chars(p, params, params.block_region_chars, one_line)
+            if one_line and self._fences is not None and self._fences.in_code:
+                need = max(need, params.template_min_copies * p)
             if not LETTER.search(text, end - p):
                 need = max(need, self._required_chars(text[-p:]))
             if need <= size and text[end - need + p :] == text[end - need : end - p]:

@@ -423,6 +423,8 @@ class BlockCycleFinder:
             # twice is a slip, so part of a third must follow.
             chars = max(region_chars, evidence_chars(span, params, region_chars, one_line))
             needed = _blocks_covering(ring, chars, max(span, 1), p, length, visible)
+            if one_line and self.in_code:
+                needed = max(needed, p * params.template_min_copies)
             if span < params.two_copy_chars and (rows == 1 or any(rows == p // q for q in multiple)):
                 # Letter-free lines: a grid's or table's rows (an all-zero
                 # board, a count ten to a line), in copies of one row or of a

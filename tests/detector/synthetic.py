@@ -674,6 +674,27 @@ def code_enumerations(rng: random.Random) -> Case:
     return Case(f"Here it is:\n\n```{lang}\n{body}```\n\nAdjust the values as needed.\n", None)
 
 
+def code_placeholders(rng: random.Random) -> Case:
+    """Code in a code block that writes the same line out, up to 9 times: a
+    board's empty rows, a menu's placeholder links, a table's empty rows, a
+    gallery's images, a tic-tac-toe grid's cells."""
+    kind = rng.choice(["board", "menu", "rows", "gallery", "cells"])
+    times = rng.randint(3, 9)
+    if kind == "board":
+        empty = rng.choice(["null", "None", "'.'", '" "'])
+        lang, line = "js", "  [" + ", ".join([empty] * rng.randint(3, 9)) + "],\n"
+    elif kind == "menu":
+        lang, line = "html", '    <li><a href="#">' + rng.choice(["Link", "Menu item", "Page"]) + "</a></li>\n"
+    elif kind == "rows":
+        lang, line = "html", "  <tr>" + "<td></td>" * rng.randint(2, 6) + "</tr>\n"
+    elif kind == "gallery":
+        size = rng.choice([150, 200, 300])
+        lang, line = "html", f'  <img src="https://via.placeholder.com/{size}" alt="Placeholder image">\n'
+    else:
+        lang, line = "html", '  <div class="cell" onclick="play(this)"></div>\n'
+    return Case(f"Start from this:\n\n```{lang}\n{line * times}```\n\nThen fill it in.\n", None)
+
+
 def enumerated_from_one(rng: random.Random) -> Case:
     """The same words numbered from 1 or 0, up to 24 rows: a template's rows,
     a plan's rest days, an answer sheet, seats, a log of requests."""
@@ -737,6 +758,7 @@ QUIET_CLASSES: dict[str, Callable[[random.Random], Case]] = {
     "a call made a few times in a code block": repeated_calls,
     "the same words numbered from 1": enumerated_from_one,
     "code that enumerates, in a code block": code_enumerations,
+    "a line written out a few times, in a code block": code_placeholders,
 }
 
 

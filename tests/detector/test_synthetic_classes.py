@@ -409,3 +409,19 @@ def test_indented_letter_free_rows_are_held_to_a_grids_rows():
     (found,) = scan("ports:\n" + ports(range(8000, 8050)))
     at = len("ports:\n") + len(ports(range(8000, 8032)))
     assert (found.type, found.repeats, found.at) == ("counter_cycle", 32, at)
+
+
+def test_a_line_said_again_in_a_code_block_needs_a_records_copies():
+    # A menu's placeholder link, a board's empty row: in prose the link is a
+    # loop at its 4th copy; in a code block, code writing data out, quiet
+    # through 9 copies and a loop at the 10th (`template_min_copies`). Each
+    # run starts at the line break before its first copy (a rotation).
+    link = '  <li><a href="#">Link</a></li>\n'
+    (found,) = scan("Menu:\n" + link * 12)
+    assert (found.type, found.start, found.repeats, found.at) == ("short_unit", 5, 4, 5 + 4 * len(link))
+    row = "  [null, null, null, null, null, null, null, null],\n"
+    for line, head in ((link, "```html\n"), (row, "```js\n")):
+        assert scan(head + line * 9 + "```\n") == []
+        (found,) = scan(head + line * 14 + "```\n")
+        start = len(head) - 1
+        assert (found.type, found.start, found.repeats, found.at) == ("short_unit", start, 10, start + 10 * len(line))
