@@ -26,10 +26,12 @@ list item): the run must go on halfway into a third copy (at most
 `block_region_chars` characters of it). So a paragraph of 300 characters
 or more fires at its second copy, one of 250 characters 125 characters
 into its third, a 60-character sentence at 160 characters (two copies
-and 40 characters of a third), "Wait," only after 27; a copy that is one whole line goes on up to
-`line_min_copies` copies (code and tables repeat a short line now and
-then), and a letter-free line (a grid's row: an all-zero board) needs
-`grid_min_rows`.
+and 40 characters of a third), "Wait," only after 27; a copy that is one
+whole line goes on up to `line_min_copies` copies (code and tables repeat
+a short line now and then), in a fenced code block to
+`template_min_copies` (code writes data out line by line: a board's empty
+rows, a menu's placeholder links, a table's empty rows), and a
+letter-free line (a grid's row: an all-zero board) needs `grid_min_rows`.
 
 Letter-free text, decided by length and evidence:
 
