@@ -474,10 +474,18 @@ class BlockCycleFinder:
                 # Code enumerates line by line: a form's years, the rows it
                 # inserts, ports, enum members run to a hundred.
                 held = params.code_count_min_copies
-            elif steps == 2 or (steps == 1 and not record and self._ends_by_itself(run, p, "\n" in copy_text)):
+            elif steps == 2 or (
+                steps == 1
+                and not record
+                and (
+                    _is_data_row(copy_text, params.unit_region_letters)
+                    or self._ends_by_itself(run, p, "\n" in copy_text)
+                )
+            ):
                 # Each number keeps its own step: a computed table (times,
                 # conversions) is as regular, and stops after a few dozen rows;
-                # so does a count that ends by itself.
+                # so does a table's rows under a running id, and a count that
+                # ends by itself.
                 held = params.table_min_copies
             if held:
                 needed = max(needed, p * held)
@@ -571,6 +579,15 @@ class BlockCycleFinder:
             repeats=len(blocks) // p,
             blocks=p,
         )
+
+
+def _is_data_row(copy_text: str, letters: int) -> bool:
+    """Whether a copy is lines of fewer than `letters` letters each, on
+    average: rows of data ("| 101 | Single | Available |", "INV-2024-017,
+    Unpaid"), whose running number is a table's key, not a sentence
+    numbered again."""
+    rows = copy_text.count("\n")
+    return rows > 0 and len(LETTER.findall(copy_text)) < letters * rows
 
 
 def _states_its_end(run: list[Block], p: int) -> bool:

@@ -370,6 +370,25 @@ def csv_table(rng: random.Random) -> Case:
     return Case("Here is the data as CSV:\n\n" + "".join(lines), None)
 
 
+def rows_under_a_running_id(rng: random.Random) -> Case:
+    """A table whose rows say the same but for a running number that starts
+    anywhere, 6 to 24 rows: hotel rooms, unpaid invoices, seats, a rota's
+    dates, staff ids, pages fetched."""
+    shape = rng.choice(
+        [
+            "| {n} | Single | Available |",
+            "| INV-2024-{n:03d} | Unpaid |",
+            "Row 12, Seat {n}: available",
+            "| 2024-03-{n:02d} | Morning |",
+            "E{n}, Pending review",
+            "GET /api/items?page={n} -> 200 OK",
+        ]
+    )
+    first = rng.randint(2, 7) if "2024-03" in shape else rng.randint(2, 1000)
+    rows = "".join(shape.format(n=n) + "\n" for n in range(first, first + rng.randint(6, 24)))
+    return Case("Here is the current list:\n\n" + rows + "\nLet me know if anything changes.\n", None)
+
+
 def numbered_services(rng: random.Random) -> Case:
     count = rng.randint(4, 8)
     image = rng.choice(["myapp/worker:1.4", "python:3.11-slim", "celery-worker:latest"])
@@ -739,6 +758,7 @@ def blank_layouts(rng: random.Random) -> Case:
 QUIET_CLASSES: dict[str, Callable[[random.Random], Case]] = {
     "test file with similar methods": unit_test_file,
     "CSV table with running ids": csv_table,
+    "a table's rows under a running id, from anywhere": rows_under_a_running_id,
     "config with numbered services": numbered_services,
     "Markdown table, padded or blank cells": markdown_table,
     "LaTeX layout tokens": latex_layout,

@@ -281,7 +281,8 @@ def test_the_last_row_of_a_stream_is_a_row_without_its_line_break():
 
 
 def _printed(first: int, last: int) -> str:
-    return "".join(f"Processing item {i}\n" for i in range(first, last))
+    # A sentence, not a row of data (`_is_data_row`: 20 letters or more).
+    return "".join(f"Processing the next batch of items {i}\n" for i in range(first, last))
 
 
 def test_a_count_from_its_start_is_held_to_a_tables_copies():
@@ -291,7 +292,7 @@ def test_a_count_from_its_start_is_held_to_a_tables_copies():
     for head, copies in (("Output:\n\n```\n", 100), ("Output:\n\n", 25)):
         assert scan(head + _printed(0, copies - 1) + "\nThat is all.\n") == []
         (found,) = scan(head + _printed(0, copies + 15))
-        printout = ("counter_cycle", len(head), "Processing item 0\n", copies)
+        printout = ("counter_cycle", len(head), "Processing the next batch of items 0\n", copies)
         assert (found.type, found.start, found.unit, found.repeats) == printout
         assert found.at == len(head) + len(_printed(0, copies))
 
@@ -313,29 +314,51 @@ def test_a_line_said_again_in_a_code_block_must_cover_a_block_cycles_region():
 
 def test_a_count_down_is_held_to_a_tables_copies():
     # A countdown ends at zero: quiet from 24 down, a loop at its 25th line
-    # from 40 down; the same lines counting up from 7 are a loop at their 9th.
+    # from 40 down; the same lines counting up from 7 are a loop at their 5th.
     def lines(numbers):
-        return "".join(f"Processing item {i}\n" for i in numbers)
+        return "".join(f"Processing the next batch of items {i}\n" for i in numbers)
 
     assert scan(lines(range(24, 0, -1))) == []
     (found,) = scan(lines(range(40, 0, -1)))
-    assert (found.type, found.start, found.unit, found.repeats) == ("counter_cycle", 0, "Processing item 40\n", 25)
+    unit = "Processing the next batch of items 40\n"
+    assert (found.type, found.start, found.unit, found.repeats) == ("counter_cycle", 0, unit, 25)
     assert found.at == len(lines(range(40, 15, -1)))
     (found,) = scan(lines(range(7, 24)))
-    assert (found.type, found.repeats, found.at) == ("counter_cycle", 9, len(lines(range(7, 16))))
+    assert (found.type, found.repeats, found.at) == ("counter_cycle", 5, len(lines(range(7, 12))))
 
 
 def test_a_count_from_mid_way_is_any_counter():
     # Counting on from 7 (a model going on with a list) needs
-    # `block_region_chars`: 9 lines; in a code block 100 lines, as any count.
-    for head, copies in (("Output:\n\n```\n", 100), ("Output:\n\n", 9)):
+    # `counter_min_copies`: 5 lines; in a code block 100 lines, as any count.
+    for head, copies in (("Output:\n\n```\n", 100), ("Output:\n\n", 5)):
         (found,) = scan(head + _printed(7, 120))
         assert (found.type, found.start, found.repeats) == ("counter_cycle", len(head), copies)
         assert found.at == len(head) + len(_printed(7, 7 + copies))
     # From 1, but the run starts at a line that does not count on from the
-    # one before it: its first copy is "Processing item 5".
-    (found,) = scan("Log:\n" + "".join(f"Processing item {i}\n" for i in (9, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14)))
-    assert (found.type, found.repeats, found.unit) == ("counter_cycle", 9, "Processing item 5\n")
+    # one before it: its first copy is "… items 5".
+    log = "".join(f"Processing the next batch of items {i}\n" for i in (9, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14))
+    (found,) = scan("Log:\n" + log)
+    assert (found.type, found.repeats, found.unit) == ("counter_cycle", 5, "Processing the next batch of items 5\n")
+
+
+def test_a_tables_rows_under_a_running_id_are_held_to_a_tables_copies():
+    # Rooms numbered from 101, each "Single" and "Available" (15 letters a
+    # row): a table's key column, not a sentence numbered again, so held to
+    # `table_min_copies` as a computed table is: quiet through 24 rows, a
+    # loop at the 25th. A sentence numbered on from M16 is a loop at its 5th.
+    def rooms(numbers):
+        return "".join(f"| {n} | Single | Available |\n" for n in numbers)
+
+    head = "| Room | Type | Status |\n|---|---|---|\n"
+    assert scan(head + rooms(range(101, 125))) == []
+    (found,) = scan(head + rooms(range(101, 140)))
+    assert (found.type, found.repeats, found.at) == ("counter_cycle", 25, len(head) + len(rooms(range(101, 126))))
+
+    def steps(numbers):
+        return "".join(f"M{n}: Draw a small triangle in the middle of the circle\n" for n in numbers)
+
+    (found,) = scan(steps(range(16, 40)))
+    assert (found.type, found.repeats, found.at) == ("counter_cycle", 5, len(steps(range(16, 21))))
 
 
 def test_a_record_counting_towards_its_stated_total_is_held_until_it_passes_it():
@@ -360,15 +383,16 @@ def test_a_record_counting_towards_its_stated_total_is_held_until_it_passes_it()
 
 
 def test_a_count_in_a_code_block_is_held_to_a_hundred_lines():
-    # A form's years counted on from 1990: in prose a counter at its 5th
-    # line; in a code block code enumerating, quiet through 99 lines and a
-    # loop at its 100th (`code_count_min_copies`).
+    # A form's years counted on from 1990: in prose rows of data under a
+    # running number, a loop at the 25th line; in a code block code
+    # enumerating, quiet through 99 lines and a loop at its 100th
+    # (`code_count_min_copies`).
     def options(years):
         return "".join(f'  <option value="{y}">{y}</option>\n' for y in years)
 
     (found,) = scan("Years:\n" + options(range(1990, 2030)))
-    at = len("Years:\n") + len(options(range(1990, 1995)))
-    assert (found.type, found.start, found.repeats, found.at) == ("counter_cycle", len("Years:\n  "), 5, at)
+    at = len("Years:\n") + len(options(range(1990, 2015)))
+    assert (found.type, found.start, found.repeats, found.at) == ("counter_cycle", len("Years:\n  "), 25, at)
     assert scan("```html\n" + options(range(1900, 1999)) + "```\n") == []
     (found,) = scan("```html\n" + options(range(1900, 2030)) + "```\n")
     at = len("```html\n") + len(options(range(1900, 2000)))
