@@ -61,6 +61,11 @@ exact ones; the ambiguous classes are decided by length and evidence:
 - one whose positions each keep their own step ("(fen7) at (14,0)") is as
   regular as a times or conversion table, which stops after a few dozen
   rows: it needs `table_min_copies`;
+- so are a table's rows under a running number, lines of fewer than
+  `unit_region_letters` letters each ("| 101 | Single | Available |",
+  "INV-2024-017, Unpaid", a form's years): the number is the table's key,
+  not a sentence numbered again ("M16: Draw a small triangle in the
+  middle of the circle", which is any counter);
 - so is a count that ends by itself: one counting down (a countdown,
   releases newest first: it ends at zero), and one enumerating from its
   start, the same words on each line numbered from 0 or 1 (a template's
