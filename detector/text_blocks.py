@@ -587,12 +587,12 @@ class BlockCycleFinder:
 
 
 def _is_data_row(copy_text: str, letters: int) -> bool:
-    """Whether a copy is lines of fewer than `letters` letters each, on
-    average: rows of data ("| 101 | Single | Available |", "INV-2024-017,
-    Unpaid"), whose running number is a table's key, not a sentence
-    numbered again."""
+    """Whether a copy is lines with words, but fewer than `letters` letters
+    each on average: rows of data ("| 101 | Single | Available |",
+    "INV-2024-017, Unpaid"), whose running number is a table's key, not a
+    sentence numbered again. (Letter-free rows have rules of their own.)"""
     rows = copy_text.count("\n")
-    return rows > 0 and len(LETTER.findall(copy_text)) < letters * rows
+    return rows > 0 and 0 < len(LETTER.findall(copy_text)) < letters * rows
 
 
 def _states_its_end(run: list[Block], p: int) -> bool:
