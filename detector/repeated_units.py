@@ -241,6 +241,9 @@ class ShortUnitFinder:
                 high = mid - 1
         self.chars_to_check = need - low
 
+    def _in_code(self) -> bool:
+        return self._fences is not None and self._fences.in_code
+
     def _required_chars(self, unit: str) -> int:
         """Characters a run of `unit` must cover to be a loop."""
         params = self.params
@@ -260,7 +263,7 @@ class ShortUnitFinder:
         # and writes a literal's items out (`(None, None, None, None)`): in a
         # code block such a unit must cover what a block cycle of one line
         # must, as the block check asks of lines past `unit_max_chars`.
-        in_code = self._fences is not None and self._fences.in_code
+        in_code = self._in_code()
         code = in_code and (rows == 1 or is_list_item(unit))
         region = params.block_region_chars if code else params.unit_region_chars
         copies = max(
@@ -398,7 +401,7 @@ class ShortUnitFinder:
             # One whole line: code, tables and tunes repeat a line now and then.
             one_line = p < params.two_copy_chars and text.count("\n", end - p) == 1
             need = evidence_chars(p, params, params.block_region_chars, one_line)
-            if one_line and self._fences is not None and self._fences.in_code:
+            if one_line and self._in_code():
                 need = max(need, params.template_min_copies * p)
             if not LETTER.search(text, end - p):
                 need = max(need, self._required_chars(text[-p:]))

@@ -477,7 +477,8 @@ class BlockCycleFinder:
             held = 0
             if steps and self.in_code and not record:
                 # Code enumerates line by line: a form's years, the rows it
-                # inserts, ports, enum members run to a hundred.
+                # inserts, ports, enum members run to a hundred. (So many
+                # copies fit in the ring for lines of a few blocks only.)
                 held = params.code_count_min_copies
             elif steps == 2 or (
                 steps == 1
