@@ -65,8 +65,8 @@ KEY_CHARS = 8  # tail characters searched backwards to propose a period
 MARKUP = re.compile(r"&[a-zA-Z]+;|\\[a-zA-Z]+(?:\{[a-zA-Z*]+\})?|</?[a-zA-Z][a-zA-Z0-9]*>")
 LINE_BREAK = re.compile(r"\s*\n\s*")
 # One item of a list and its separator within a line, read from after the
-# separator: " None,", " const Tensor&,".
-LIST_ITEM = re.compile(r"[^\n,]+,")
+# separator: " None,", " const Tensor&,"; or one word and a space: "1fr ".
+LIST_ITEM = re.compile(r"[^\n,]+,|\S+ ")
 LONG_KEY_CHARS = 32  # the same for a long unit: rarer in normal text, so fewer candidates
 LONG_CANDIDATES = 8  # long periods tried per check, nearest first: bounded work
 # After a search of the whole long range found the long key nowhere, the
@@ -83,13 +83,15 @@ def _blank(token: re.Match) -> str:
 def is_list_item(unit: str) -> bool:
     r"""Whether a unit repeated back to back is one item of a list and its
     separator within a line, however it is rotated: "None, ", "e, Fals",
-    "const Tensor&, ".
+    "const Tensor&, "; or one word and a space (CSS's "1fr 1fr 1fr").
 
-    >>> [is_list_item(u) for u in ("None, ", "e, Fals", "const Tensor&, ", "ATCG", "a, b, ", "ab,\n")]
-    [True, True, True, False, False, False]
+    >>> [is_list_item(u) for u in ("None, ", "e, Fals", "const Tensor&, ", " 1fr", "ATCG", "a, b, ", "a b ", "ab,\n")]
+    [True, True, True, True, False, False, False, False]
     """
-    comma = unit.find(",")
-    return comma >= 0 and LIST_ITEM.fullmatch(unit[comma + 1 :] + unit[: comma + 1]) is not None
+    cut = unit.find(",")
+    if cut < 0:
+        cut = unit.find(" ")
+    return cut >= 0 and LIST_ITEM.fullmatch(unit[cut + 1 :] + unit[: cut + 1]) is not None
 
 
 def evidence_chars(span: int, params, region: int, one_line: bool = False) -> int:

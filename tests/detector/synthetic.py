@@ -663,9 +663,9 @@ def repeated_calls(rng: random.Random) -> Case:
 def code_enumerations(rng: random.Random) -> Case:
     """Code in a code block that enumerates line by line, from anywhere and
     up to 99 lines: a form's years, seed rows inserted, port mappings, enum
-    members, a loop's printout; or writes a literal's items or a signature's
-    parameters out."""
-    kind = rng.choice(["years", "inserts", "ports", "enum", "printout", "literal", "signature"])
+    members, a loop's printout; or writes a literal's items, a signature's
+    parameters or a grid's columns out."""
+    kind = rng.choice(["years", "inserts", "ports", "enum", "printout", "literal", "signature", "columns"])
     first, count = rng.randint(0, 2000), rng.randint(6, 99)
     numbers = range(first, first + count)
     if kind == "years":
@@ -680,6 +680,9 @@ def code_enumerations(rng: random.Random) -> Case:
         lang, body = "python", "class Level(IntEnum):\n" + "".join(f"    LEVEL_{n} = {n}\n" for n in numbers)
     elif kind == "printout":
         lang, body = "", "".join(f"i = {n}\n" for n in numbers)
+    elif kind == "columns":
+        lang = "css"
+        body = f".grid {{\n  grid-template-columns:{' 1fr' * rng.randint(4, 24)};\n}}\n"
     elif kind == "signature":
         tensors = rng.randint(2, 6)
         lang = "cpp"

@@ -420,6 +420,13 @@ def test_a_literals_items_in_a_code_block_must_cover_a_block_cycles_region():
     start = len("Signature:\nTensor f(")
     assert (found.unit, found.start, found.repeats, found.at) == ("const at::Tensor &, ", start, 4, start + 80)
     assert scan("```cpp\n" + signature + "```\n") == []
+    # So is a word and a space: twelve columns of `1fr`, a loop at the 10th
+    # in prose (20 letters), quiet in code.
+    columns = "columns:" + " 1fr" * 12 + ";\n"
+    (found,) = scan(columns)
+    start = len("columns:")
+    assert (found.unit, found.start, found.repeats, found.at) == (" 1fr", start, 10, start + 40)
+    assert scan("```css\n" + columns + "```\n") == []
 
 
 def test_indented_letter_free_rows_are_held_to_a_grids_rows():
