@@ -62,8 +62,9 @@ exact ones; the ambiguous classes are decided by length and evidence:
   regular as a times or conversion table, which stops after a few dozen
   rows: it needs `table_min_copies`;
 - so are a table's rows under a running number, lines of fewer than
-  `unit_region_letters` letters each ("| 101 | Single | Available |",
-  "INV-2024-017, Unpaid", a form's years): the number is the table's key,
+  `unit_region_letters` letters each, a Chinese character counting three
+  ("| 101 | Single | Available |", "INV-2024-017, Unpaid", "房间101：空闲",
+  a form's years): the number is the table's key,
   not a sentence numbered again ("M16: Draw a small triangle in the
   middle of the circle", which is any counter);
 - so is a count that ends by itself: one counting down (a countdown,
@@ -106,6 +107,7 @@ import re
 from collections import deque
 from collections.abc import Callable
 
+from .near_duplicate import CJK, HAN_CHAR_WEIGHT
 from .period import PeriodTracker
 from .repeated_region import RepeatedRegion
 from .repeated_units import LETTER, evidence_chars, lines_around
@@ -590,10 +592,15 @@ class BlockCycleFinder:
 def _is_data_row(copy_text: str, letters: int) -> bool:
     """Whether a copy is lines with words, but fewer than `letters` letters
     each on average: rows of data ("| 101 | Single | Available |",
-    "INV-2024-017, Unpaid"), whose running number is a table's key, not a
-    sentence numbered again. (Letter-free rows have rules of their own.)"""
+    "INV-2024-017, Unpaid", "房间101：空闲"), whose running number is a
+    table's key, not a sentence numbered again ("第5步：再检查一遍。": a
+    Chinese character counts `HAN_CHAR_WEIGHT` letters, as in
+    `near_duplicate`). (Letter-free rows have rules of their own.)"""
     rows = copy_text.count("\n")
-    return rows > 0 and 0 < len(LETTER.findall(copy_text)) < letters * rows
+    found = len(LETTER.findall(copy_text))
+    if found and CJK.search(copy_text):
+        found += (HAN_CHAR_WEIGHT - 1) * len(CJK.findall(copy_text))
+    return rows > 0 and 0 < found < letters * rows
 
 
 def _states_its_end(run: list[Block], p: int) -> bool:

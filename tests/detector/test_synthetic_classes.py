@@ -360,6 +360,23 @@ def test_a_tables_rows_under_a_running_id_are_held_to_a_tables_copies():
     (found,) = scan(steps(range(16, 40)))
     assert (found.type, found.repeats, found.at) == ("counter_cycle", 5, len(steps(range(16, 21))))
 
+    # A Chinese character counts three letters (`HAN_CHAR_WEIGHT`): rooms
+    # "房间101：空闲" are rows of data (12), quiet through 24; "第5步：再检查
+    # 一遍。" is a sentence (21), a loop as any counter, caught at the 14th
+    # line's first block.
+    def zh_rooms(numbers):
+        return "".join(f"房间{n}：空闲\n" for n in numbers)
+
+    assert scan(zh_rooms(range(101, 125))) == []
+    (found,) = scan(zh_rooms(range(101, 140)))
+    assert (found.type, found.repeats, found.at) == ("counter_cycle", 25, len(zh_rooms(range(101, 126))))
+
+    def zh_steps(numbers):
+        return "".join(f"第{n}步：再检查一遍。\n" for n in numbers)
+
+    (found,) = scan(zh_steps(range(5, 40)))
+    assert (found.type, found.repeats, found.at) == ("counter_cycle", 13, len(zh_steps(range(5, 18)) + "第18步："))
+
 
 def test_a_record_counting_towards_its_stated_total_is_held_until_it_passes_it():
     # Keras logs two lines an epoch under "Epoch n/total", its figures
