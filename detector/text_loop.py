@@ -66,7 +66,7 @@ class TextLoopParams:
         low=4,
         high=80,
         step=4,
-        doc="letters a short-unit run must hold (so `n` × `n` × … is not a loop); fewer a line: a row of data",
+        doc="letters a short-unit run must hold (so `n` × `n` × … is not a loop); a counted line with fewer is data",
     )
     unit_check_every: int = param(32, low=8, high=128, step=8, doc="most characters between two character-level checks")
     block_max_period: int = param(64, low=8, high=100, step=2, doc="longest cycle, in blocks, the block check finds")
