@@ -18,9 +18,10 @@ sees the fences) a unit that is one whole line, or one item of a list
 within a line (`None, `, a signature's `const Tensor&, `), must cover
 `block_region_chars`, as a line said again must in the block check: code
 makes the same call a few times in a row, and writes a literal's items out;
-a whole line there also needs `template_min_copies` copies, as in the block
-check (code writes data out line by line: a board's empty rows, a menu's
-placeholder links).
+a whole line there also needs `template_min_copies` copies, and a unit of
+several lines `line_min_copies`, as in the block check (code writes data
+out line by line: a board's empty rows, a menu's placeholder links; a
+traceback prints a recursion's frame three times).
 Once fired, the finder stays quiet while the tail keeps the same period,
 and may fire again after the run breaks.
 
@@ -272,7 +273,7 @@ class ShortUnitFinder:
             params.unit_min_copies,
             -(-region // len(unit)),
             -(-params.unit_region_letters // letters),
-            params.template_min_copies if in_code and rows == 1 else 0,
+            (params.template_min_copies if rows == 1 else params.line_min_copies) if in_code and rows else 0,
         )
         return copies * len(unit)
 
@@ -403,8 +404,8 @@ class ShortUnitFinder:
             # One whole line: code, tables and tunes repeat a line now and then.
             one_line = p < params.two_copy_chars and text.count("\n", end - p) == 1
             need = evidence_chars(p, params, params.block_region_chars, one_line)
-            if one_line and self._in_code():
-                need = max(need, params.template_min_copies * p)
+            if p < params.two_copy_chars and "\n" in text[end - p :] and self._in_code():
+                need = max(need, (params.template_min_copies if one_line else params.line_min_copies) * p)
             if not LETTER.search(text, end - p):
                 need = max(need, self._required_chars(text[-p:]))
             if need <= size and text[end - need + p :] == text[end - need : end - p]:

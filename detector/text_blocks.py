@@ -30,7 +30,9 @@ and 40 characters of a third), "Wait," only after 27; a copy that is one
 whole line goes on up to `line_min_copies` copies (code and tables repeat
 a short line now and then), in a fenced code block to
 `template_min_copies` (code writes data out line by line: a board's empty
-rows, a menu's placeholder links, a table's empty rows), and a
+rows, a menu's placeholder links, a table's empty rows), and there a copy
+of several lines under `two_copy_chars` needs `line_min_copies` whole
+copies (a traceback prints a recursion's frame three times); a
 letter-free line (a grid's row: an all-zero board) needs `grid_min_rows`.
 
 Letter-free text, decided by length and evidence:
@@ -432,8 +434,8 @@ class BlockCycleFinder:
             # twice is a slip, so part of a third must follow.
             chars = max(region_chars, evidence_chars(span, params, region_chars, one_line))
             needed = _blocks_covering(ring, chars, max(span, 1), p, length, visible)
-            if one_line and self.in_code:
-                needed = max(needed, p * params.template_min_copies)
+            if self.in_code and span < params.two_copy_chars and "\n" in copy_text:
+                needed = max(needed, p * (params.template_min_copies if one_line else params.line_min_copies))
             if span < params.two_copy_chars and (rows == 1 or any(rows == p // q for q in multiple)):
                 # Letter-free lines: a grid's or table's rows (an all-zero
                 # board, a count ten to a line), in copies of one row or of a

@@ -699,9 +699,19 @@ def code_enumerations(rng: random.Random) -> Case:
 def code_placeholders(rng: random.Random) -> Case:
     """Code in a code block that writes the same line out, up to 9 times: a
     board's empty rows, a menu's placeholder links, a table's empty rows, a
-    gallery's images, a tic-tac-toe grid's cells."""
-    kind = rng.choice(["board", "menu", "rows", "gallery", "cells"])
+    gallery's images, a tic-tac-toe grid's cells; or the same lines three
+    times: a recursion's frames as Python's traceback prints them."""
+    kind = rng.choice(["board", "menu", "rows", "gallery", "cells", "traceback"])
     times = rng.randint(3, 9)
+    if kind == "traceback":
+        name = rng.choice(["factorial", "fib", "walk", "visit"])
+        frame = f'  File "main.py", line {rng.randint(2, 40)}, in {name}\n    return {name}(n - 1)\n'
+        text = (
+            'Traceback (most recent call last):\n  File "main.py", line 50, in <module>\n'
+            f"    print({name}(5))\n{frame * 3}  [Previous line repeated 996 more times]\n"
+            "RecursionError: maximum recursion depth exceeded\n"
+        )
+        return Case(f"You get this error:\n\n```\n{text}```\n\nAdd a base case.\n", None)
     if kind == "board":
         empty = rng.choice(["null", "None", "'.'", '" "'])
         lang, line = "js", "  [" + ", ".join([empty] * rng.randint(3, 9)) + "],\n"
@@ -781,7 +791,7 @@ QUIET_CLASSES: dict[str, Callable[[random.Random], Case]] = {
     "a call made a few times in a code block": repeated_calls,
     "the same words numbered from 1": enumerated_from_one,
     "code that enumerates, in a code block": code_enumerations,
-    "a line written out a few times, in a code block": code_placeholders,
+    "lines written out a few times, in a code block": code_placeholders,
 }
 
 

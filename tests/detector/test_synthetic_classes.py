@@ -473,3 +473,18 @@ def test_a_line_said_again_in_a_code_block_needs_a_records_copies():
         (found,) = scan(head + line * 14 + "```\n")
         start = len(head) - 1
         assert (found.type, found.start, found.repeats, found.at) == ("short_unit", start, 10, start + 10 * len(line))
+
+
+def test_lines_said_again_in_a_code_block_need_a_lines_copies():
+    # A recursion's frame, two lines as Python's traceback prints it three
+    # times: in prose a loop halfway into its third copy (a copy under
+    # `two_copy_chars`); in a code block quiet at three, a loop at its 4th
+    # (`line_min_copies`). The run starts at the line break before it.
+    frame = '  File "main.py", line 2, in fact\n    return n * fact(n - 1)\n'
+    (found,) = scan("Error:\n" + frame * 8)
+    assert (found.type, found.start, found.repeats, found.at) == ("short_unit", 6, 2, 6 + 2 * len(frame) + 31)
+    head = "```\nTraceback (most recent call last):\n"
+    assert scan(head + frame * 3 + "RecursionError\n```\n") == []
+    (found,) = scan(head + frame * 8 + "```\n")
+    start = len(head) - 1
+    assert (found.type, found.start, found.repeats, found.at) == ("short_unit", start, 4, start + 4 * len(frame))
