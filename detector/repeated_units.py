@@ -404,7 +404,7 @@ class ShortUnitFinder:
             # One whole line: code, tables and tunes repeat a line now and then.
             one_line = p < params.two_copy_chars and text.count("\n", end - p) == 1
             need = evidence_chars(p, params, params.block_region_chars, one_line)
-            if p < params.two_copy_chars and "\n" in text[end - p :] and self._in_code():
+            if self._in_code() and p < params.two_copy_chars and "\n" in text[end - p :]:
                 need = max(need, (params.template_min_copies if one_line else params.line_min_copies) * p)
             if not LETTER.search(text, end - p):
                 need = max(need, self._required_chars(text[-p:]))
