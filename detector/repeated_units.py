@@ -95,6 +95,15 @@ def is_list_item(unit: str) -> bool:
     return cut >= 0 and LIST_ITEM.fullmatch(unit[cut + 1 :] + unit[: cut + 1]) is not None
 
 
+def code_copies(params, one_line: bool) -> int:
+    """Copies a unit of whole lines said again word for word in a fenced code
+    block needs: code writes data out line by line (a board's empty rows, a
+    menu's placeholder links), so one line needs `template_min_copies`; a
+    traceback prints a recursion's frame of several lines three times, so
+    several lines need `line_min_copies`. (Shared by the unit and block checks.)"""
+    return params.template_min_copies if one_line else params.line_min_copies
+
+
 def evidence_chars(span: int, params, region: int, one_line: bool = False) -> int:
     """Characters a run of copies `span` long must cover to be a loop.
 
@@ -273,7 +282,7 @@ class ShortUnitFinder:
             params.unit_min_copies,
             -(-region // len(unit)),
             -(-params.unit_region_letters // letters),
-            (params.template_min_copies if rows == 1 else params.line_min_copies) if in_code and rows else 0,
+            code_copies(params, rows == 1) if in_code and rows else 0,
         )
         return copies * len(unit)
 
@@ -405,7 +414,7 @@ class ShortUnitFinder:
             one_line = p < params.two_copy_chars and text.count("\n", end - p) == 1
             need = evidence_chars(p, params, params.block_region_chars, one_line)
             if self._in_code() and p < params.two_copy_chars and "\n" in text[end - p :]:
-                need = max(need, (params.template_min_copies if one_line else params.line_min_copies) * p)
+                need = max(need, code_copies(params, one_line) * p)
             if not LETTER.search(text, end - p):
                 need = max(need, self._required_chars(text[-p:]))
             if need <= size and text[end - need + p :] == text[end - need : end - p]:

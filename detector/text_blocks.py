@@ -112,7 +112,7 @@ from collections.abc import Callable
 from .near_duplicate import CJK, HAN_CHAR_WEIGHT
 from .period import PeriodTracker
 from .repeated_region import RepeatedRegion
-from .repeated_units import LETTER, evidence_chars, lines_around
+from .repeated_units import LETTER, code_copies, evidence_chars, lines_around
 
 # A newline, ASCII sentence/clause punctuation followed by whitespace, or a CJK
 # mark: `\n|[.!?;:,](?=\s)|[。！？；，、：]`, written to open with one character
@@ -435,7 +435,7 @@ class BlockCycleFinder:
             chars = max(region_chars, evidence_chars(span, params, region_chars, one_line))
             needed = _blocks_covering(ring, chars, max(span, 1), p, length, visible)
             if self.in_code and span < params.two_copy_chars and "\n" in copy_text:
-                needed = max(needed, p * (params.template_min_copies if one_line else params.line_min_copies))
+                needed = max(needed, p * code_copies(params, one_line))
             if span < params.two_copy_chars and (rows == 1 or any(rows == p // q for q in multiple)):
                 # Letter-free lines: a grid's or table's rows (an all-zero
                 # board, a count ten to a line), in copies of one row or of a
