@@ -26,6 +26,10 @@ sentences ("The function returns the sum…", "…the product…") or a poem's
 refrain is similar for a few segments, not for `min_copies` whole copies
 over `region_chars` characters; a training log or a test file has lines of
 too few words, or words identical from line to line (numbers aside): quiet.
+So is a copy of several segments said again in the same words with its
+numbers counting (a song's verse counting down its bottles, its two lines
+alike): its segments are similar to each other, but it is `text_loop`'s
+counter to judge, not a rewording.
 Nothing in a fenced code block (from a line opening with three backticks
 to the next) is read: classes and methods documented alike ("Raised for
 the "no such frame" error.") are code, and a loop said word for word in
@@ -310,6 +314,7 @@ class NearDuplicate(Detector):
                 and changed
                 and settled >= d
                 and end - run_start + state.extra - run_extra >= params.region_chars
+                and not _counts_in_words(grown, ring, run_start)
             ):
                 state.active = d
                 copies = pairs // d + 1
@@ -330,3 +335,17 @@ class NearDuplicate(Detector):
                     turn=turn,
                 )
         return None
+
+
+def _counts_in_words(runs: dict[int, tuple[int, int, int, int, int]], ring, start: int) -> bool:
+    """Whether the text since `start` is one copy said again in the same
+    words with its numbers counting (a song's verse counting down its
+    bottles, its two lines similar to each other): a run that started there
+    or before has had a whole copy, every pair identical in its words, and
+    its newest copy has other numbers than the one before. `text_loop`
+    judges such a counter; any other period's similar segments are parts of
+    that copy, no rewording."""
+    return any(
+        changed == 0 and pairs >= m and m < len(ring) and run_start <= start and ring[-1][2] != ring[-1 - m][2]
+        for m, (pairs, changed, _, run_start, _) in runs.items()
+    )

@@ -13,7 +13,9 @@ repeat `unit_min_copies` times and hold `unit_region_letters` letters; a unit
 of one character or without any letter (digits, spaces,
 punctuation, box drawing: table rules, ASCII art, zero arrays, padding)
 must cover `symbol_region_chars`, since such runs are common in legitimate
-output; in a fenced code block (`fences.in_code`: the block finder, which
+output, and such a unit of whole lines, or the lines of a blank form
+(`is_blank_form`: fields to fill in, lined paper), `grid_min_rows` rows;
+in a fenced code block (`fences.in_code`: the block finder, which
 sees the fences) a unit that is one whole line, or one item of a list
 within a line (`None, `, a signature's `const Tensor&, `), must cover
 `block_region_chars`, as a line said again must in the block check: code
@@ -68,6 +70,8 @@ LINE_BREAK = re.compile(r"\s*\n\s*")
 # One item of a list and its separator within a line, read from after the
 # separator: " None,", " const Tensor&,"; or one word and a space: "1fr ".
 LIST_ITEM = re.compile(r"[^\n,]+,|\S+ ")
+# A blank to fill in: a run of underscores or dots (a form's field, lined paper, answer lines).
+FILL_IN = re.compile(r"_{4,}|\.{6,}|…{3,}")
 LONG_KEY_CHARS = 32  # the same for a long unit: rarer in normal text, so fewer candidates
 LONG_CANDIDATES = 8  # long periods tried per check, nearest first: bounded work
 # After a search of the whole long range found the long key nowhere, the
@@ -93,6 +97,26 @@ def is_list_item(unit: str) -> bool:
     if cut < 0:
         cut = unit.find(" ")
     return cut >= 0 and LIST_ITEM.fullmatch(unit[cut + 1 :] + unit[: cut + 1]) is not None
+
+
+def is_blank_form(unit: str, letters_per_line: int) -> bool:
+    r"""Whether a unit of whole lines repeated back to back, however it is
+    rotated, is the rows of a blank form: each line holds a blank to fill in
+    and fewer than `letters_per_line` letters (a sign-in sheet's "Name: ____
+    Signature: ____", lined paper, answer lines; not a sentence with a gap).
+
+    >>> [is_blank_form(u, 20) for u in ("Name: ____  Date: ____\n", "re: ____\nName: ____  Signatu", "- ______\n\n")]
+    [True, True, True]
+    >>> [is_blank_form(u, 20) for u in ("Two of his kids are named ________\n", "Name: ____\nGuest\n", "______ _")]
+    [False, False, False]
+    """
+    cut = unit.find("\n")
+    if cut < 0 or FILL_IN.search(unit) is None:
+        return False
+    rows = (unit[cut + 1 :] + unit[: cut + 1]).split("\n")
+    return all(
+        FILL_IN.search(row) is not None and len(LETTER.findall(row)) < letters_per_line for row in rows if row.strip()
+    )
 
 
 def code_copies(params, one_line: bool) -> int:
@@ -265,9 +289,9 @@ class ShortUnitFinder:
         size = len(unit)
         letters = len(LETTER.findall(MARKUP.sub(_blank, unit * 3), size, 2 * size))
         rows = lines_around(unit)
-        if letters == 0 and rows:
-            # Rows of a grid or a table (an all-zero board, empty cells): grids
-            # of a few dozen rows are common.
+        if rows and (letters == 0 or is_blank_form(unit, params.unit_region_letters)):
+            # Rows of a grid or a table (an all-zero board, empty cells) or of a
+            # blank form (its fields, lined paper): a few dozen rows are common.
             return max(params.symbol_region_chars, params.grid_min_rows * len(unit) // rows)
         if letters == 0 or len(unit) == 1:
             return max(params.symbol_region_chars, params.unit_min_copies * len(unit))
@@ -415,8 +439,9 @@ class ShortUnitFinder:
             need = evidence_chars(p, params, params.block_region_chars, one_line)
             if self._in_code() and p < params.two_copy_chars and "\n" in text[end - p :]:
                 need = max(need, code_copies(params, one_line) * p)
-            if not LETTER.search(text, end - p):
-                need = max(need, self._required_chars(text[-p:]))
+            unit = text[-p:]
+            if not LETTER.search(unit) or is_blank_form(unit, params.unit_region_letters):
+                need = max(need, self._required_chars(unit))
             if need <= size and text[end - need + p :] == text[end - need : end - p]:
                 return self._region(text, base, position, p)
             self._check_when_due(text, base, p, need)

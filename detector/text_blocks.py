@@ -52,7 +52,17 @@ Letter-free text, decided by length and evidence:
   letter-free copy, `symbol_region_chars` visible characters (a rule row of
   13 visible characters at its 10th copy, an empty three-cell row at its
   30th), or at `grid_min_rows` rows if that comes first; an ASCII box's
-  sides (two visible characters a row) still take 32 rows.
+  sides (two visible characters a row) still take 32 rows. Several such
+  rows a copy are an empty board's, its rows and the rules between them
+  (a chessboard's four empty ranks, an empty 10 x 10 grid), or a picture
+  drawn again: held to `grid_min_rows` rows, as the unit check holds any
+  letter-free rows.
+
+So are the rows of a blank form, lines each holding a blank to fill in (a
+run of `_` or `.`) and fewer than `unit_region_letters` letters (a sign-in
+sheet's "Name: ____  Signature: ____", numbered or not, lined paper,
+answer lines: `repeated_units.is_blank_form`); a sentence with a gap is
+any line.
 
 Numbers are masked in keys (a lone number, "1, 2, 3, …", is a count and
 kept). Copies that differ only in their numbers are weaker evidence than
@@ -112,7 +122,7 @@ from collections.abc import Callable
 from .near_duplicate import CJK, HAN_CHAR_WEIGHT
 from .period import PeriodTracker
 from .repeated_region import RepeatedRegion
-from .repeated_units import LETTER, code_copies, evidence_chars, lines_around
+from .repeated_units import LETTER, code_copies, evidence_chars, is_blank_form, lines_around
 
 # A newline, ASCII sentence/clause punctuation followed by whitespace, or a CJK
 # mark: `\n|[.!?;:,](?=\s)|[。！？；，、：]`, written to open with one character
@@ -436,14 +446,23 @@ class BlockCycleFinder:
             needed = _blocks_covering(ring, chars, max(span, 1), p, length, visible)
             if self.in_code and span < params.two_copy_chars and "\n" in copy_text:
                 needed = max(needed, p * code_copies(params, one_line))
-            if span < params.two_copy_chars and (rows == 1 or any(rows == p // q for q in multiple)):
+            form = "\n" in copy_text and is_blank_form(copy_text, params.unit_region_letters)
+            if form and not visible:
+                rows = lines_around(copy_text)
+            board = span < params.two_copy_chars and (form or (rows > 1 and DIGITS.search(copy_text) is None))
+            if board or (span < params.two_copy_chars and (rows == 1 or any(rows == p // q for q in multiple))):
                 # Letter-free lines: a grid's or table's rows (an all-zero
                 # board, a count ten to a line), in copies of one row or of a
                 # multiple of a one-row cycle, `grid_min_rows` rows in all (a
                 # block of several rows said again, a matrix printed twice, is
                 # judged as any copy). A row with no number holds no
                 # data (a table's rule, an empty row, a divider): the evidence
-                # of any letter-free copy suffices, if it comes first.
+                # of any letter-free copy suffices, if it comes first; but
+                # several such rows are an empty board's, its rows and the
+                # rules between them (a chessboard's four empty ranks, an
+                # empty 10 x 10 grid), drawn whole: `grid_min_rows` rows, as
+                # the unit check holds them; so are a blank form's rows, its
+                # fields to fill in, numbered or not.
                 # (A block starts one line at most: fewer blocks hold too few rows.)
                 rows_in = length + 1
                 if length >= params.grid_min_rows:
@@ -452,7 +471,10 @@ class BlockCycleFinder:
                     rows_in = rows_in_run[length]
                 # (Two copies at least, as any cycle: a copy may hold 32 rows.)
                 grid = max(rows_in, p * params.block_min_copies, -(-region_chars * p // max(span, 1)))
-                needed = min(needed, grid) if DIGITS.search(copy_text) is None else grid
+                if board:
+                    needed = max(needed, grid)
+                else:
+                    needed = min(needed, grid) if DIGITS.search(copy_text) is None else grid
             if length < needed:
                 continue
             if blocks is None:
@@ -486,16 +508,20 @@ class BlockCycleFinder:
                 held = params.code_count_min_copies
             elif steps == 2 or (
                 steps == 1
-                and not record
                 and (
-                    _is_data_row(copy_text, params.unit_region_letters)
-                    or self._ends_by_itself(run, p, "\n" in copy_text)
+                    self._counts_down(run, p)
+                    if record
+                    else (
+                        _is_data_row(copy_text, params.unit_region_letters)
+                        or self._ends_by_itself(run, p, "\n" in copy_text)
+                    )
                 )
             ):
                 # Each number keeps its own step: a computed table (times,
                 # conversions) is as regular, and stops after a few dozen rows;
                 # so does a table's rows under a running id, and a count that
-                # ends by itself.
+                # ends by itself (records too when they count down: a song's
+                # verses, "Ten green bottles").
                 held = params.table_min_copies
             if held:
                 needed = max(needed, p * held)
@@ -551,16 +577,22 @@ class BlockCycleFinder:
         copy. A model numbering the same item again mid-list ("4. Agile",
         "5. Agile"), or within a paragraph ("Episode 1: The Rings of Power.
         Episode 2: …"), is any counter."""
-        numbers = self._numbers_of
-        newest = [n for block in run[-p:] for n in numbers(block)]
-        before = [n for block in run[-2 * p : -p] for n in numbers(block)]
-        if any(a < b for a, b in zip(newest, before, strict=True)):
+        if self._counts_down(run, p):
             return True
+        numbers = self._numbers_of
         if not by_lines or _counter_steps(run, p, numbers) != 1:
             return False
         first = [n for block in run[:p] for n in numbers(block)]
         second = [n for block in run[p : 2 * p] for n in numbers(block)]
         return any(a != b and a in (0, 1) for a, b in zip(first, second, strict=True))
+
+    def _counts_down(self, run: list[Block], p: int) -> bool:
+        """Whether a run of copies whose numbers count by one common step
+        counts down (a countdown, releases newest first): it ends at zero."""
+        numbers = self._numbers_of
+        newest = [n for block in run[-p:] for n in numbers(block)]
+        before = [n for block in run[-2 * p : -p] for n in numbers(block)]
+        return any(a < b for a, b in zip(newest, before, strict=True))
 
     def _numbers_of(self, block: Block) -> list[int]:
         """The block's numbers, parsed once while it is in the ring."""

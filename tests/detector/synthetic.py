@@ -768,6 +768,86 @@ def blank_layouts(rng: random.Random) -> Case:
     return Case("Here it is:\n\n" + text, None)
 
 
+def empty_boards(rng: random.Random) -> Case:
+    """An empty board as people ask for one, a rule between its rows: a
+    chessboard's starting position (four empty ranks), an empty 3 x 3 to
+    15 x 15 grid drawn with `+---+`, `|___|` or box-drawing characters,
+    Connect Four, an empty Sudoku; in a code block or not."""
+    kind = rng.choice(["chess", "plus", "underscore", "box", "sudoku"])
+    size = rng.randint(3, 15)
+    if kind == "chess":
+        rule = "+---" * 8 + "+\n"
+        ranks = ["rnbqkbnr", "pppppppp"] + [" " * 8] * 4 + ["PPPPPPPP", "RNBQKBNR"]
+        board = rule + "".join("| " + " | ".join(rank) + " |\n" + rule for rank in ranks)
+    elif kind == "plus":
+        cols = rng.choice([size, 7])  # Connect Four: 7 columns, 6 rows
+        rule = "+---" * cols + "+\n"
+        board = rule + ("|   " * cols + "|\n" + rule) * (6 if cols == 7 else size)
+    elif kind == "underscore":
+        board = " ___" * size + "\n" + ("|   " * size + "|\n" + "|___" * size + "|\n") * size
+    elif kind == "box":
+        inner = "\u2502" + "   \u2502" * size + "\n"
+        rule = "\u251c" + "\u2500\u2500\u2500\u253c" * (size - 1) + "\u2500\u2500\u2500\u2524\n"
+        top = "\u250c" + "\u2500\u2500\u2500\u252c" * (size - 1) + "\u2500\u2500\u2500\u2510\n"
+        bottom = "\u2514" + "\u2500\u2500\u2500\u2534" * (size - 1) + "\u2500\u2500\u2500\u2518\n"
+        board = top + (inner + rule) * (size - 1) + inner + bottom
+    else:
+        rule = "+-------+-------+-------+\n"
+        board = rule + ("| . . . | . . . | . . . |\n" * 3 + rule) * 3
+    intro = rng.choice(["Here is the board:\n\n", "Sure! Here's an empty grid you can print:\n\n", ""])
+    if rng.random() < 0.5:
+        board = "```\n" + board + "```\n"
+    return Case(intro + board + rng.choice(["", "\nGood luck!\n"]), None)
+
+
+def blank_forms(rng: random.Random) -> Case:
+    """A form to print and fill in: a sign-in sheet's lines (numbered or
+    not), lined paper, a notes list, answer lines, a signature block for
+    each signer; 5 to 25 rows."""
+    rows = rng.randint(5, 25)
+    blank = "_" * rng.randint(8, 30)
+    kind = rng.choice(["sheet", "numbered", "paper", "notes", "answers", "signatures"])
+    fields = rng.sample(["Name", "Signature", "Date", "Phone", "Email", "Room"], rng.randint(1, 3))
+    line = "  ".join(f"{field}: {blank}" for field in fields) + "\n"
+    if kind == "sheet":
+        form = line * rows
+    elif kind == "numbered":
+        form = "".join(f"{i}. {line}" for i in range(1, rows + 1))
+    elif kind == "paper":
+        form = ("_" * rng.randint(40, 80) + rng.choice(["\n", "\n\n"])) * rows
+    elif kind == "notes":
+        form = "Notes:\n" + ("- " + blank + "\n") * rows
+    elif kind == "answers":
+        form = "Answer:\n" + ("." * rng.randint(40, 70) + "\n") * rows
+    else:
+        form = ("Signed: " + blank + "\nDate: " + blank + "\n\n") * rng.randint(2, 4)
+    if rng.random() < 0.25:
+        form = "```\n" + form + "```\n"
+    return Case(rng.choice(["Here is a printable form:\n\n", "Sure! Print this out:\n\n", ""]) + form, None)
+
+
+SONG_VERSES = [
+    "{n} green bottles hanging on the wall,\n{n} green bottles hanging on the wall,\n"
+    "And if one green bottle should accidentally fall,\nThere'll be {m} green bottles hanging on the wall.\n\n",
+    'There were {n} in the bed and the little one said,\n"Roll over! Roll over!"\n'
+    "So they all rolled over and one fell out,\nAnd then there were {m}.\n\n",
+    "{n} little monkeys jumping on the bed,\nOne fell off and bumped his head.\n"
+    'Mama called the doctor and the doctor said,\n"No more monkeys jumping on the bed!" ({m} left)\n\n',
+    "{n} little speckled frogs sat on a speckled log, eating some most delicious bugs. Yum yum!\n"
+    "One jumped into the pool, where it was nice and cool. Then there were {m} green speckled frogs.\n\n",
+    "{n} bottles of pop on the wall, {n} bottles of pop.\nTake one down, pass it around, {m} bottles of pop on the wall.\n\n",
+]
+
+
+def songs_counting_down(rng: random.Random) -> Case:
+    """A counting song written out, one verse per number, counting down to
+    none: "Ten green bottles", "Ten in the bed", monkeys, frogs; from 3 to 20."""
+    verse = rng.choice(SONG_VERSES)
+    first = rng.randint(3, 20)
+    song = "".join(verse.format(n=n, m=n - 1) for n in range(first, 0, -1))
+    return Case(rng.choice(["Here are the lyrics:\n\n", "Sure! Let's sing it all the way down:\n\n", ""]) + song, None)
+
+
 QUIET_CLASSES: dict[str, Callable[[random.Random], Case]] = {
     "test file with similar methods": unit_test_file,
     "CSV table with running ids": csv_table,
@@ -784,6 +864,9 @@ QUIET_CLASSES: dict[str, Callable[[random.Random], Case]] = {
     "letter-free counts and numeric tables": letter_free_count,
     "numbered list of 150 items": long_numbered_list,
     "blank boxes, boards and table templates": blank_layouts,
+    "an empty board, a rule between its rows": empty_boards,
+    "a blank form to fill in": blank_forms,
+    "a song counting its verses down": songs_counting_down,
     "printout of a counted loop": counted_printout,
     "nested markup closed at once": closed_markup,
     "error classes documented alike, in a code block": documented_errors,

@@ -118,6 +118,22 @@ def test_a_parallel_list_is_no_paraphrase_loop():
     assert scan(text) == []
 
 
+def test_segments_said_in_turn_with_their_numbers_counting_are_no_paraphrase_loop():
+    # Two sentences in the same words but for their numbers, said in turn: a
+    # paraphrase loop of one sentence while the pair is said again word for
+    # word (caught in the 5th sentence, before the exact check's two and a
+    # half copies); when the pair's numbers count (a song's verses, above),
+    # it is a counter, `text_loop`'s.
+    salary = "The average salary for a data entry clerk in the United States is approximately "
+    hour = salary + "$14.00 per hour, with a range of $11.00 to $17.00 per hour. "
+    year = salary + "$28,000 per year, with a range of $23,000 to $33,000 per year. "
+    first, second = scan((hour + year) * 6)
+    assert (first.detector, first.start, first.repeats) == ("near_duplicate", 0, 5)
+    assert first.at == len((hour + year) * 2 + salary + "$14.")
+    assert (second.detector, second.type, second.start) == ("text_loop", "short_unit", 0)
+    assert second.at > first.at
+
+
 CACHE_ZH = "问题的关键在于缓存失效得太早，每一个请求都会重新访问数据库，导致延迟随着同时在线的用户数量不断增加。\n"
 
 
@@ -272,6 +288,57 @@ def test_a_block_of_letter_free_rows_said_again_is_judged_as_any_copy():
     assert found.at == 15 + 4 * len(matrix) + len("[[1, 2, 3],\n [4, 5, 6],\n [7,") + 1
 
 
+def test_an_empty_boards_rows_and_rules_are_held_to_a_grids_rows():
+    # Letter-free rows without a number, several lines a copy: a board's
+    # empty rows and the rules between them. The chessboard's starting
+    # position (four empty ranks) and an empty 15 x 15 board are quiet, in a
+    # code block or not; rows drawn on past a grid's 32 are a loop, caught at
+    # the end of the 32nd line from the first rule (16 rows), as the unit
+    # check holds any letter-free rows.
+    rule, row = "+---" * 8 + "+\n", "|   " * 8 + "|\n"
+    ranks = ["| r | n | b | q | k | b | n | r |\n", "| p | p | p | p | p | p | p | p |\n"]
+    start = rule + "".join(rank + rule for rank in ranks + [row] * 4 + [rank.upper() for rank in reversed(ranks)])
+    for head, tail in (("Board:\n\n", ""), ("```\n", "```\n")):
+        assert scan(head + start + tail) == []
+        assert scan(head + rule + (row + rule) * 15 + tail) == []
+    (found,) = scan("Board:\n\n" + rule + (row + rule) * 20)
+    assert (found.type, found.start, found.period, found.repeats) == ("short_unit", 7, len(rule + row), 16)
+    assert found.at == len("Board:\n\n" + rule + (row + rule) * 15 + row) - 1
+    # A picture of three letter-free lines said again is held to the same rows.
+    art = "| /            \\ |\n|/              \\|\n|  ____________  |\n"
+    (found,) = scan("Picture:\n" + art * 14)
+    assert (found.type, found.start, found.repeats, found.at) == ("short_unit", 8, 10, 8 + 32 * len(art) // 3)
+
+
+def _signed(first: int, last: int) -> str:
+    return "".join(f"{i}. Name: __________________  Email: __________________\n" for i in range(first, last))
+
+
+def test_a_blank_forms_rows_are_held_to_a_grids_rows():
+    # Lines each holding a blank to fill in and fewer than 20 letters: the
+    # rows of a blank form (a sign-in sheet, lined paper), quiet through 31
+    # rows, numbered or not (a line said again was a loop at its 4th); a
+    # loop once the 32nd row has begun, or once 32 lines of paper are there.
+    # A sentence with a gap (20 letters or more) is a line said again, a
+    # loop at its 4th copy.
+    head, line = "Sign-in sheet:\n\n", "Name: ______________________  Signature: ______________\n"
+    assert scan(head + line * 31) == []
+    (found,) = scan(head + line * 40)
+    at = len(head + line * 31 + "Name: ")
+    assert (found.type, found.start, found.repeats, found.at) == ("block_cycle", len(head), 31, at)
+    assert scan(head + _signed(1, 32)) == []
+    (found,) = scan(head + _signed(1, 41))
+    at = len(head + _signed(1, 32) + "32. Name: ")
+    assert (found.type, found.start, found.repeats, found.at) == ("block_cycle", len(head), 31, at)
+    paper = "_" * 60 + "\n\n"
+    assert scan("Lined paper:\n\n" + paper * 31) == []
+    (found,) = scan("Lined paper:\n\n" + paper * 40)
+    assert (found.type, found.start, found.repeats, found.at) == ("short_unit", 12, 32, 12 + 32 * len(paper))
+    gap = "Three of his children are named ________.\n"
+    (found,) = scan("Riddle:\n" + gap * 8)
+    assert (found.type, found.start, found.repeats, found.at) == ("short_unit", 7, 4, 7 + 4 * len(gap))
+
+
 def test_the_last_row_of_a_stream_is_a_row_without_its_line_break():
     # 15 rows of a letter-free table counting hours: quiet, whether or not
     # the stream ends with a line break (the last row ends the stream, not a line).
@@ -325,6 +392,31 @@ def test_a_count_down_is_held_to_a_tables_copies():
     assert found.at == len(lines(range(40, 15, -1)))
     (found,) = scan(lines(range(7, 24)))
     assert (found.type, found.repeats, found.at) == ("counter_cycle", 5, len(lines(range(7, 12))))
+
+
+def _pop(numbers) -> str:
+    return "".join(
+        f"{n} bottles of pop on the wall, {n} bottles of pop.\n"
+        f"Take one down, pass it around, {n - 1} bottles of pop on the wall.\n\n"
+        for n in numbers
+    )
+
+
+def test_a_record_counting_down_is_held_to_a_tables_copies():
+    # A song counting its verses down ends at zero: quiet from 24 down (a
+    # record was a loop at its 10th copy; the paraphrase check read the
+    # verse's two lines, the same words but for their numbers, as a
+    # rewording of each other), a loop at its 25th verse from 99 down. The
+    # same verse counting up is any record, a loop at its 10th, and only a
+    # counter.
+    assert scan(_pop(range(10, 0, -1))) == []
+    assert scan(_pop(range(24, 0, -1))) == []
+    (found,) = scan(_pop(range(99, 0, -1)))
+    assert (found.type, found.start, found.repeats) == ("counter_cycle", 0, 25)
+    assert found.at == len(_pop(range(99, 74, -1))) - 1
+    (found,) = scan(_pop(range(1, 40)))
+    assert (found.type, found.start, found.repeats) == ("counter_cycle", 0, 10)
+    assert found.at == len(_pop(range(1, 11)) + "11 bottles of pop on the wall,") + 1
 
 
 def test_a_count_from_mid_way_is_any_counter():
