@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import re
 
+from .near_duplicate import CJK, HAN_CHAR_WEIGHT
 from .repeated_region import RepeatedRegion
 
 LETTER = re.compile(r"[^\W\d_]")
@@ -99,24 +100,35 @@ def is_list_item(unit: str) -> bool:
     return cut >= 0 and LIST_ITEM.fullmatch(unit[cut + 1 :] + unit[: cut + 1]) is not None
 
 
+def letter_weight(text: str) -> int:
+    """The letters of `text`, a Chinese character counting `HAN_CHAR_WEIGHT`
+    (as in `near_duplicate`: a line in Chinese says as much as one three
+    times as long in English)."""
+    found = len(LETTER.findall(text))
+    if found and not text.isascii():
+        found += (HAN_CHAR_WEIGHT - 1) * len(CJK.findall(text))
+    return found
+
+
 def is_blank_form(unit: str, letters_per_line: int) -> bool:
     r"""Whether a unit of whole lines repeated back to back, however it is
     rotated, is the rows of a blank form: each line holds a blank to fill in
-    and fewer than `letters_per_line` letters (a sign-in sheet's "Name: ____
-    Signature: ____", lined paper, answer lines; not a sentence with a gap).
+    and fewer than `letters_per_line` letters (`letter_weight`; a sign-in
+    sheet's "Name: ____  Signature: ____", "姓名：____", lined paper, answer
+    lines; not a sentence with a gap, "他的三个孩子分别叫____").
 
     >>> [is_blank_form(u, 20) for u in ("Name: ____  Date: ____\n", "re: ____\nName: ____  Signatu", "- ______\n\n")]
     [True, True, True]
     >>> [is_blank_form(u, 20) for u in ("Two of his kids are named ________\n", "Name: ____\nGuest\n", "______ _")]
     [False, False, False]
+    >>> is_blank_form("姓名：____  签名：____\n", 20), is_blank_form("他的三个孩子分别叫____和____。\n", 20)
+    (True, False)
     """
     cut = unit.find("\n")
     if cut < 0 or FILL_IN.search(unit) is None:
         return False
     rows = (unit[cut + 1 :] + unit[: cut + 1]).split("\n")
-    return all(
-        FILL_IN.search(row) is not None and len(LETTER.findall(row)) < letters_per_line for row in rows if row.strip()
-    )
+    return all(FILL_IN.search(row) is not None and letter_weight(row) < letters_per_line for row in rows if row.strip())
 
 
 def code_copies(params, one_line: bool) -> int:

@@ -119,10 +119,9 @@ import re
 from collections import deque
 from collections.abc import Callable
 
-from .near_duplicate import CJK, HAN_CHAR_WEIGHT
 from .period import PeriodTracker
 from .repeated_region import RepeatedRegion
-from .repeated_units import LETTER, code_copies, evidence_chars, is_blank_form, lines_around
+from .repeated_units import LETTER, code_copies, evidence_chars, is_blank_form, letter_weight, lines_around
 
 # A newline, ASCII sentence/clause punctuation followed by whitespace, or a CJK
 # mark: `\n|[.!?;:,](?=\s)|[。！？；，、：]`, written to open with one character
@@ -628,12 +627,10 @@ def _is_data_row(copy_text: str, letters: int) -> bool:
     each on average: rows of data ("| 101 | Single | Available |",
     "INV-2024-017, Unpaid", "房间101：空闲"), whose running number is a
     table's key, not a sentence numbered again ("第5步：再检查一遍。": a
-    Chinese character counts `HAN_CHAR_WEIGHT` letters, as in
-    `near_duplicate`). (Letter-free rows have rules of their own.)"""
+    Chinese character counts `HAN_CHAR_WEIGHT` letters: `letter_weight`).
+    (Letter-free rows have rules of their own.)"""
     rows = copy_text.count("\n")
-    found = len(LETTER.findall(copy_text))
-    if found and CJK.search(copy_text):
-        found += (HAN_CHAR_WEIGHT - 1) * len(CJK.findall(copy_text))
+    found = letter_weight(copy_text)
     return rows > 0 and 0 < found < letters * rows
 
 

@@ -802,12 +802,17 @@ def empty_boards(rng: random.Random) -> Case:
 
 def blank_forms(rng: random.Random) -> Case:
     """A form to print and fill in: a sign-in sheet's lines (numbered or
-    not), lined paper, a notes list, answer lines, a signature block for
-    each signer; 5 to 25 rows."""
+    not, in English or Chinese), lined paper, a notes list, answer lines, a
+    signature block for each signer; 5 to 25 rows."""
     rows = rng.randint(5, 25)
     blank = "_" * rng.randint(8, 30)
     kind = rng.choice(["sheet", "numbered", "paper", "notes", "answers", "signatures"])
-    fields = rng.sample(["Name", "Signature", "Date", "Phone", "Email", "Room"], rng.randint(1, 3))
+    names = (
+        ["Name", "Signature", "Date", "Phone", "Email", "Room"]
+        if rng.random() < 0.7
+        else ["姓名", "电话", "签名", "日期"]
+    )
+    fields = rng.sample(names, rng.randint(1, 3))
     line = "  ".join(f"{field}: {blank}" for field in fields) + "\n"
     if kind == "sheet":
         form = line * rows
@@ -835,7 +840,8 @@ SONG_VERSES = [
     'Mama called the doctor and the doctor said,\n"No more monkeys jumping on the bed!" ({m} left)\n\n',
     "{n} little speckled frogs sat on a speckled log, eating some most delicious bugs. Yum yum!\n"
     "One jumped into the pool, where it was nice and cool. Then there were {m} green speckled frogs.\n\n",
-    "{n} bottles of pop on the wall, {n} bottles of pop.\nTake one down, pass it around, {m} bottles of pop on the wall.\n\n",
+    "{n} bottles of pop on the wall, {n} bottles of pop.\n"
+    "Take one down, pass it around, {m} bottles of pop on the wall.\n\n",
 ]
 
 

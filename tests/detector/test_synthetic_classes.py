@@ -337,6 +337,20 @@ def test_a_blank_forms_rows_are_held_to_a_grids_rows():
     gap = "Three of his children are named ________.\n"
     (found,) = scan("Riddle:\n" + gap * 8)
     assert (found.type, found.start, found.repeats, found.at) == ("short_unit", 7, 4, 7 + 4 * len(gap))
+    # In Chinese a character counts three letters: "姓名：____  电话：____" is a
+    # form's row, "他的三个孩子分别叫____、____和____。" (30) a sentence.
+    head, line = "签到表：\n\n", "姓名：____________  电话：____________  签名：________\n"
+    assert scan(head + line * 31) == []
+    (found,) = scan(head + line * 40)
+    assert (found.type, found.start, found.repeats, found.at) == (
+        "block_cycle",
+        len(head),
+        31,
+        len(head + line * 31) + 3,
+    )
+    gap = "他的三个孩子分别叫____、____和____。\n"
+    (found,) = scan("谜语：\n" + gap * 8)
+    assert (found.type, found.start, found.repeats, found.at) == ("short_unit", 3, 4, 3 + 4 * len(gap))
 
 
 def test_the_last_row_of_a_stream_is_a_row_without_its_line_break():
