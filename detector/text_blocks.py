@@ -82,11 +82,13 @@ exact ones; the ambiguous classes are decided by length and evidence:
 - so is a count that ends by itself: one counting down (a countdown,
   releases newest first: it ends at zero), and one enumerating from its
   start, the same words on each line numbered from 0 or 1 (a template's
-  rows "| 1 | TBD |", "Day 1: Rest", a log's "Request 1 completed", a
-  loop's printout): it ends with what it enumerates. A count going on from
-  mid-list (a model numbering the same item again, "4. Agile", "5.
-  Agile"), or within a paragraph ("Episode 1: …. Episode 2: …"), is any
-  counter;
+  rows "| 1 | TBD |", a 30-day challenge's "Day 1: Rest", a log's "Request
+  1 completed", a loop's printout): it ends with what it enumerates, and
+  `table_min_copies` (35) lets a month's days pass. A record counting down
+  ends at zero too (a song's verses: "Ten green bottles"); one counting up
+  is held as records are (below). A count going on from mid-list (a model
+  numbering the same item again, "4. Agile", "5. Agile"), or within a
+  paragraph ("Episode 1: …. Episode 2: …"), is any counter;
 - a one-line count in a code block is code enumerating, line by line: a
   form's years, the rows a seed script inserts, port mappings, enum
   members run to a hundred, so it needs `code_count_min_copies`;
@@ -449,7 +451,8 @@ class BlockCycleFinder:
             if form and not visible:
                 rows = lines_around(copy_text)
             board = span < params.two_copy_chars and (form or (rows > 1 and DIGITS.search(copy_text) is None))
-            if board or (span < params.two_copy_chars and (rows == 1 or any(rows == p // q for q in multiple))):
+            grid_rows = board or (span < params.two_copy_chars and (rows == 1 or any(rows == p // q for q in multiple)))
+            if grid_rows:
                 # Letter-free lines: a grid's or table's rows (an all-zero
                 # board, a count ten to a line), in copies of one row or of a
                 # multiple of a one-row cycle, `grid_min_rows` rows in all (a
@@ -505,14 +508,17 @@ class BlockCycleFinder:
                 # inserts, ports, enum members run to a hundred. (So many
                 # copies fit in the ring for lines of a few blocks only.)
                 held = params.code_count_min_copies
-            elif steps == 2 or (
-                steps == 1
-                and (
-                    self._counts_down(run, p)
-                    if record
-                    else (
-                        _is_data_row(copy_text, params.unit_region_letters)
-                        or self._ends_by_itself(run, p, "\n" in copy_text)
+            elif not grid_rows and (
+                steps == 2
+                or (
+                    steps == 1
+                    and (
+                        self._counts_down(run, p)
+                        if record
+                        else (
+                            _is_data_row(copy_text, params.unit_region_letters)
+                            or self._ends_by_itself(run, p, "\n" in copy_text)
+                        )
                     )
                 )
             ):
@@ -520,7 +526,9 @@ class BlockCycleFinder:
                 # conversions) is as regular, and stops after a few dozen rows;
                 # so does a table's rows under a running id, and a count that
                 # ends by itself (records too when they count down: a song's
-                # verses, "Ten green bottles").
+                # verses, "Ten green bottles"), one enumerating a month's days
+                # from the first among them. (A grid's rows are held to
+                # `grid_min_rows`.)
                 held = params.table_min_copies
             if held:
                 needed = max(needed, p * held)

@@ -76,7 +76,12 @@ class TextLoopParams:
         5, low=3, high=10, step=1, doc="copies a cycle whose numbers count up needs at least"
     )
     table_min_copies: int = param(
-        25, low=10, high=60, step=5, doc="copies a counter whose numbers each keep their own step needs"
+        35,
+        low=10,
+        high=60,
+        step=5,
+        doc="copies a counter read as a table needs: numbers each with their own step, rows of data under an id,"
+        " a count from 1 (a month's days) or down to 0",
     )
     code_count_min_copies: int = param(
         100, low=25, high=300, step=25, doc="copies a counter in a code block needs (option lists, rows, enum members)"

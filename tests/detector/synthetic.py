@@ -854,6 +854,21 @@ def songs_counting_down(rng: random.Random) -> Case:
     return Case(rng.choice(["Here are the lyrics:\n\n", "Sure! Let's sing it all the way down:\n\n", ""]) + song, None)
 
 
+def month_of_days(rng: random.Random) -> Case:
+    """A month's days from the first, the same each day: a 30-day challenge
+    ("Day 7: 30 push-ups"), a habit tracker ("- [ ] Day 7: Read 20 pages"),
+    a check-in sheet ("第7天：□"), a month's rota ("June 7: Rest"); 26 to
+    31 days."""
+    days = rng.randint(26, 31)
+    task = rng.choice(["30 push-ups", "Read 20 pages", "Run 3 km and stretch for 10 minutes", "Rest", "No sugar"])
+    line = rng.choice(
+        ["Day {d}: {t}\n", "- [ ] Day {d}: {t}\n", "第{d}天：□\n", "June {d}: {t}\n", "| {d} | {t} | |\n"]
+    )
+    head = "| Day | Task | Done |\n|---|---|---|\n" if line.startswith("|") else ""
+    plan = head + "".join(line.format(d=d, t=task) for d in range(1, days + 1))
+    return Case(rng.choice(["Here is your 30-day plan:\n\n", "打卡表：\n\n", ""]) + plan, None)
+
+
 QUIET_CLASSES: dict[str, Callable[[random.Random], Case]] = {
     "test file with similar methods": unit_test_file,
     "CSV table with running ids": csv_table,
@@ -873,6 +888,7 @@ QUIET_CLASSES: dict[str, Callable[[random.Random], Case]] = {
     "an empty board, a rule between its rows": empty_boards,
     "a blank form to fill in": blank_forms,
     "a song counting its verses down": songs_counting_down,
+    "a month's days from the first, the same each day": month_of_days,
     "printout of a counted loop": counted_printout,
     "nested markup closed at once": closed_markup,
     "error classes documented alike, in a code block": documented_errors,

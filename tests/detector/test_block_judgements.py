@@ -50,7 +50,7 @@ def _texts() -> dict[str, str]:
     return {
         "a training log": epochs(rng, 400),
         "a log, then two rows counting together": epochs(rng, 150)
-        + "".join(f"Epoch {150 + i}/500 - loss: 0.{40 + i}00 - acc: 0.{60 + i}00\n" for i in range(30)),
+        + "".join(f"Epoch {150 + i}/500 - loss: 0.{40 + i}00 - acc: 0.{50 + i}00\n" for i in range(45)),
         "a log, then two rows said again word for word": epochs(rng, 150) + epochs(random.Random(1), 2, 151) * 20,
         "readings, then three rows said again": readings(rng, 200) + block * 15 + readings(rng, 20),
         "stores a day": "".join(

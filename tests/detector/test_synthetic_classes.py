@@ -87,8 +87,8 @@ def test_a_list_number_is_stripped_only_at_the_start_of_a_block():
     # x by 2), caught once a computed table's length is passed.
     text = "".join(f"  \\node[board] (fen{i}) at ({2 * i},0) {{RNBQKBNR}};\n" for i in range(1, 40))
     (found,) = [d for d in scan(text) if d.detector == "text_loop"]
-    assert (found.type, found.start, found.repeats) == ("counter_cycle", 2, 25)
-    assert found.at == len("".join(f"  \\node[board] (fen{i}) at ({2 * i},0) {{RNBQKBNR}};\n" for i in range(1, 26)))
+    assert (found.type, found.start, found.repeats) == ("counter_cycle", 2, 35)
+    assert found.at == len("".join(f"  \\node[board] (fen{i}) at ({2 * i},0) {{RNBQKBNR}};\n" for i in range(1, 36)))
     # A times table is as regular and no longer than a computed table: quiet.
     assert scan("".join(f"7 x {i} = {7 * i}\n" for i in range(1, 21))) == []
 
@@ -368,14 +368,26 @@ def _printed(first: int, last: int) -> str:
 
 def test_a_count_from_its_start_is_held_to_a_tables_copies():
     # `for i in range(20)` printed counts from 0: an enumeration from its
-    # start, as regular as a computed table, quiet to its 24th line, a loop
-    # at its 25th; in a code block, code enumerating, to its 100th.
-    for head, copies in (("Output:\n\n```\n", 100), ("Output:\n\n", 25)):
+    # start, as regular as a computed table, quiet to its 34th line, a loop
+    # at its 35th; in a code block, code enumerating, to its 100th.
+    for head, copies in (("Output:\n\n```\n", 100), ("Output:\n\n", 35)):
         assert scan(head + _printed(0, copies - 1) + "\nThat is all.\n") == []
         (found,) = scan(head + _printed(0, copies + 15))
         printout = ("counter_cycle", len(head), "Processing the next batch of items 0\n", copies)
         assert (found.type, found.start, found.unit, found.repeats) == printout
         assert found.at == len(head) + len(_printed(0, copies))
+
+
+def test_a_months_days_from_the_first_are_held_to_a_tables_copies():
+    # A 30-day challenge, the same task each day: a count from its start
+    # that ends with a month, quiet through 31 days (it was a loop at day
+    # 25); counting on past a month is a loop at its 35th day.
+    def days(last):
+        return "".join(f"Day {d}: 30 push-ups\n" for d in range(1, last + 1))
+
+    assert scan(days(31)) == []
+    (found,) = scan(days(45))
+    assert (found.type, found.start, found.repeats, found.at) == ("counter_cycle", 0, 35, len(days(35)))
 
 
 def test_a_line_said_again_in_a_code_block_must_cover_a_block_cycles_region():
@@ -394,16 +406,16 @@ def test_a_line_said_again_in_a_code_block_must_cover_a_block_cycles_region():
 
 
 def test_a_count_down_is_held_to_a_tables_copies():
-    # A countdown ends at zero: quiet from 24 down, a loop at its 25th line
+    # A countdown ends at zero: quiet from 34 down, a loop at its 35th line
     # from 40 down; the same lines counting up from 7 are a loop at their 5th.
     def lines(numbers):
         return "".join(f"Processing the next batch of items {i}\n" for i in numbers)
 
-    assert scan(lines(range(24, 0, -1))) == []
+    assert scan(lines(range(34, 0, -1))) == []
     (found,) = scan(lines(range(40, 0, -1)))
     unit = "Processing the next batch of items 40\n"
-    assert (found.type, found.start, found.unit, found.repeats) == ("counter_cycle", 0, unit, 25)
-    assert found.at == len(lines(range(40, 15, -1)))
+    assert (found.type, found.start, found.unit, found.repeats) == ("counter_cycle", 0, unit, 35)
+    assert found.at == len(lines(range(40, 5, -1)))
     (found,) = scan(lines(range(7, 24)))
     assert (found.type, found.repeats, found.at) == ("counter_cycle", 5, len(lines(range(7, 12))))
 
@@ -417,17 +429,17 @@ def _pop(numbers) -> str:
 
 
 def test_a_record_counting_down_is_held_to_a_tables_copies():
-    # A song counting its verses down ends at zero: quiet from 24 down (a
+    # A song counting its verses down ends at zero: quiet from 34 down (a
     # record was a loop at its 10th copy; the paraphrase check read the
     # verse's two lines, the same words but for their numbers, as a
-    # rewording of each other), a loop at its 25th verse from 99 down. The
+    # rewording of each other), a loop at its 35th verse from 99 down. The
     # same verse counting up is any record, a loop at its 10th, and only a
     # counter.
     assert scan(_pop(range(10, 0, -1))) == []
-    assert scan(_pop(range(24, 0, -1))) == []
+    assert scan(_pop(range(34, 0, -1))) == []
     (found,) = scan(_pop(range(99, 0, -1)))
-    assert (found.type, found.start, found.repeats) == ("counter_cycle", 0, 25)
-    assert found.at == len(_pop(range(99, 74, -1))) - 1
+    assert (found.type, found.start, found.repeats) == ("counter_cycle", 0, 35)
+    assert found.at == len(_pop(range(99, 64, -1))) - 1
     (found,) = scan(_pop(range(1, 40)))
     assert (found.type, found.start, found.repeats) == ("counter_cycle", 0, 10)
     assert found.at == len(_pop(range(1, 11)) + "11 bottles of pop on the wall,") + 1
@@ -450,15 +462,15 @@ def test_a_count_from_mid_way_is_any_counter():
 def test_a_tables_rows_under_a_running_id_are_held_to_a_tables_copies():
     # Rooms numbered from 101, each "Single" and "Available" (15 letters a
     # row): a table's key column, not a sentence numbered again, so held to
-    # `table_min_copies` as a computed table is: quiet through 24 rows, a
-    # loop at the 25th. A sentence numbered on from M16 is a loop at its 5th.
+    # `table_min_copies` as a computed table is: quiet through 34 rows, a
+    # loop at the 35th. A sentence numbered on from M16 is a loop at its 5th.
     def rooms(numbers):
         return "".join(f"| {n} | Single | Available |\n" for n in numbers)
 
     head = "| Room | Type | Status |\n|---|---|---|\n"
-    assert scan(head + rooms(range(101, 125))) == []
+    assert scan(head + rooms(range(101, 135))) == []
     (found,) = scan(head + rooms(range(101, 140)))
-    assert (found.type, found.repeats, found.at) == ("counter_cycle", 25, len(head) + len(rooms(range(101, 126))))
+    assert (found.type, found.repeats, found.at) == ("counter_cycle", 35, len(head) + len(rooms(range(101, 136))))
 
     def steps(numbers):
         return "".join(f"M{n}: Draw a small triangle in the middle of the circle\n" for n in numbers)
@@ -467,15 +479,15 @@ def test_a_tables_rows_under_a_running_id_are_held_to_a_tables_copies():
     assert (found.type, found.repeats, found.at) == ("counter_cycle", 5, len(steps(range(16, 21))))
 
     # A Chinese character counts three letters (`HAN_CHAR_WEIGHT`): rooms
-    # "房间101：空闲" are rows of data (12), quiet through 24; "第5步：再检查
+    # "房间101：空闲" are rows of data (12), quiet through 34; "第5步：再检查
     # 一遍。" is a sentence (21), a loop as any counter, caught at the 14th
     # line's first block.
     def zh_rooms(numbers):
         return "".join(f"房间{n}：空闲\n" for n in numbers)
 
-    assert scan(zh_rooms(range(101, 125))) == []
+    assert scan(zh_rooms(range(101, 135))) == []
     (found,) = scan(zh_rooms(range(101, 140)))
-    assert (found.type, found.repeats, found.at) == ("counter_cycle", 25, len(zh_rooms(range(101, 126))))
+    assert (found.type, found.repeats, found.at) == ("counter_cycle", 35, len(zh_rooms(range(101, 136))))
 
     def zh_steps(numbers):
         return "".join(f"第{n}步：再检查一遍。\n" for n in numbers)
@@ -507,15 +519,15 @@ def test_a_record_counting_towards_its_stated_total_is_held_until_it_passes_it()
 
 def test_a_count_in_a_code_block_is_held_to_a_hundred_lines():
     # A form's years counted on from 1990: in prose rows of data under a
-    # running number, a loop at the 25th line; in a code block code
+    # running number, a loop at the 35th line; in a code block code
     # enumerating, quiet through 99 lines and a loop at its 100th
     # (`code_count_min_copies`).
     def options(years):
         return "".join(f'  <option value="{y}">{y}</option>\n' for y in years)
 
     (found,) = scan("Years:\n" + options(range(1990, 2030)))
-    at = len("Years:\n") + len(options(range(1990, 2015)))
-    assert (found.type, found.start, found.repeats, found.at) == ("counter_cycle", len("Years:\n  "), 25, at)
+    at = len("Years:\n") + len(options(range(1990, 2025)))
+    assert (found.type, found.start, found.repeats, found.at) == ("counter_cycle", len("Years:\n  "), 35, at)
     assert scan("```html\n" + options(range(1900, 1999)) + "```\n") == []
     (found,) = scan("```html\n" + options(range(1900, 2030)) + "```\n")
     at = len("```html\n") + len(options(range(1900, 2000)))
