@@ -452,7 +452,9 @@ class ShortUnitFinder:
             if self._in_code() and p < params.two_copy_chars and "\n" in text[end - p :]:
                 need = max(need, code_copies(params, one_line) * p)
             unit = text[-p:]
-            if not LETTER.search(unit) or is_blank_form(unit, params.unit_region_letters):
+            if not LETTER.search(unit) or (
+                p < params.two_copy_chars and is_blank_form(unit, params.unit_region_letters)
+            ):
                 need = max(need, self._required_chars(unit))
             if need <= size and text[end - need + p :] == text[end - need : end - p]:
                 return self._region(text, base, position, p)

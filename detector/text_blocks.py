@@ -447,11 +447,12 @@ class BlockCycleFinder:
             needed = _blocks_covering(ring, chars, max(span, 1), p, length, visible)
             if self.in_code and span < params.two_copy_chars and "\n" in copy_text:
                 needed = max(needed, p * code_copies(params, one_line))
-            form = "\n" in copy_text and is_blank_form(copy_text, params.unit_region_letters)
+            short = span < params.two_copy_chars
+            form = short and "\n" in copy_text and is_blank_form(copy_text, params.unit_region_letters)
             if form and not visible:
                 rows = lines_around(copy_text)
-            board = span < params.two_copy_chars and (form or (rows > 1 and DIGITS.search(copy_text) is None))
-            grid_rows = board or (span < params.two_copy_chars and (rows == 1 or any(rows == p // q for q in multiple)))
+            board = short and (form or (rows > 1 and DIGITS.search(copy_text) is None))
+            grid_rows = board or (short and (rows == 1 or any(rows == p // q for q in multiple)))
             if grid_rows:
                 # Letter-free lines: a grid's or table's rows (an all-zero
                 # board, a count ten to a line), in copies of one row or of a
