@@ -13,8 +13,9 @@ repeat `unit_min_copies` times and hold `unit_region_letters` letters; a unit
 of one character or without any letter (digits, spaces,
 punctuation, box drawing: table rules, ASCII art, zero arrays, padding)
 must cover `symbol_region_chars`, since such runs are common in legitimate
-output, and such a unit of whole lines, or the lines of a blank form
-(`is_blank_form`: fields to fill in, lined paper), `grid_min_rows` rows;
+output, and such a unit of whole lines, or the lines of a blank form under
+`two_copy_chars` (`is_blank_form`: fields to fill in, lined paper),
+`grid_min_rows` rows;
 in a fenced code block (`fences.in_code`: the block finder, which
 sees the fences) a unit that is one whole line, or one item of a list
 within a line (`None, `, a signature's `const Tensor&, `), must cover
