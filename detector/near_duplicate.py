@@ -1,8 +1,8 @@
 """Near-duplicate (paraphrase) loops: the same passage said again and again
 with a word or two changed on each pass, or a rotation of two or three
 paraphrases, in English or Chinese — loops the exact finders of
-`text_loop` cannot see, since no two copies are equal. Issue 19.1d; the
-period logic is seed 000's (§2.3), with "equal" replaced by "similar".
+`text_loop` cannot see, since no two copies are equal. The period logic
+is seed 000's (§2.3), with "equal" replaced by "similar".
 
 The stream is cut into segments after `. ! ? 。 ！ ？` and newlines (a
 segment with no mark is cut at `max_segment_chars`). A segment's tokens are
