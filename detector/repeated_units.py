@@ -443,19 +443,18 @@ class ShortUnitFinder:
                 self._check_when_due(text, base, p, 2 * p)
                 found = text.rfind(key, lowest, found + LONG_KEY_CHARS - 1)
                 continue
-            if (text[-p:] * 2).find(text[-p:], 1) < p:
+            unit = text[-p:]
+            if (unit * 2).find(unit, 1) < p:
                 # Copies of a shorter unit ("Z" × 40): the short-unit check judges it by that unit.
                 found = text.rfind(key, lowest, found + LONG_KEY_CHARS - 1)
                 continue
+            short = p < params.two_copy_chars
             # One whole line: code, tables and tunes repeat a line now and then.
-            one_line = p < params.two_copy_chars and text.count("\n", end - p) == 1
+            one_line = short and unit.count("\n") == 1
             need = evidence_chars(p, params, params.block_region_chars, one_line)
-            if self._in_code() and p < params.two_copy_chars and "\n" in text[end - p :]:
+            if short and "\n" in unit and self._in_code():
                 need = max(need, code_copies(params, one_line) * p)
-            unit = text[-p:]
-            if not LETTER.search(unit) or (
-                p < params.two_copy_chars and is_blank_form(unit, params.unit_region_letters)
-            ):
+            if not LETTER.search(unit) or (short and is_blank_form(unit, params.unit_region_letters)):
                 need = max(need, self._required_chars(unit))
             if need <= size and text[end - need + p :] == text[end - need : end - p]:
                 return self._region(text, base, position, p)

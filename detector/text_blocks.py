@@ -440,15 +440,15 @@ class BlockCycleFinder:
             # A single line said twice is common in code and tables; a passage
             # of several sentences or lines, or a line of a paragraph's length
             # (`two_copy_chars`), said twice is not.
-            one_line = one_line and span < params.two_copy_chars
+            short = span < params.two_copy_chars
+            one_line = one_line and short
             # Copies times their length: a copy under `two_copy_chars` said
             # twice is a slip, so part of a third must follow.
             chars = max(region_chars, evidence_chars(span, params, region_chars, one_line))
             needed = _blocks_covering(ring, chars, max(span, 1), p, length, visible)
-            if self.in_code and span < params.two_copy_chars and "\n" in copy_text:
+            if self.in_code and short and "\n" in copy_text:
                 needed = max(needed, p * code_copies(params, one_line))
-            short = span < params.two_copy_chars
-            form = short and "\n" in copy_text and is_blank_form(copy_text, params.unit_region_letters)
+            form = short and is_blank_form(copy_text, params.unit_region_letters)
             if form and not visible:
                 rows = lines_around(copy_text)
             board = short and (form or (rows > 1 and DIGITS.search(copy_text) is None))
