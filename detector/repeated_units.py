@@ -24,7 +24,10 @@ makes the same call a few times in a row, and writes a literal's items out;
 a whole line there also needs `template_min_copies` copies, and a unit of
 several lines `line_min_copies`, as in the block check (code writes data
 out line by line: a board's empty rows, a menu's placeholder links; a
-traceback prints a recursion's frame three times).
+traceback prints a recursion's frame three times). A whole line that the
+code above prints (`fences.prints`: a string literal of the latest code
+lines) is that program's printout, in prose or in a code block, and
+needs `table_min_copies` copies, as in the block check.
 Once fired, the finder stays quiet while the tail keeps the same period,
 and may fire again after the run breaks.
 
@@ -293,6 +296,17 @@ class ShortUnitFinder:
     def _in_code(self) -> bool:
         return self._fences is not None and self._fences.in_code
 
+    def _printout_chars(self, unit: str) -> int:
+        """Characters a run of a one-line unit that the code above prints
+        must cover (0 for any other unit): a program's printout, a loop
+        printing the line as often as it counts, is held to
+        `table_min_copies` copies as a counted loop's printout is (as far as
+        the window holds them)."""
+        if self._fences is None or not self._fences.prints(unit):
+            return 0
+        need = self.params.table_min_copies * len(unit)
+        return need if need < self.window_chars else self.window_chars
+
     def _required_chars(self, unit: str) -> int:
         """Characters a run of `unit` must cover to be a loop."""
         params = self.params
@@ -321,6 +335,8 @@ class ShortUnitFinder:
             -(-params.unit_region_letters // letters),
             code_copies(params, rows == 1) if in_code and rows else 0,
         )
+        if rows == 1:
+            return max(copies * len(unit), self._printout_chars(unit))
         return copies * len(unit)
 
     def _check(self, position: int) -> RepeatedRegion | None:
@@ -454,6 +470,8 @@ class ShortUnitFinder:
             need = evidence_chars(p, params, params.block_region_chars, one_line)
             if short and "\n" in unit and self._in_code():
                 need = max(need, code_copies(params, one_line) * p)
+            if one_line:
+                need = max(need, self._printout_chars(unit))
             if not LETTER.search(unit) or (short and is_blank_form(unit, params.unit_region_letters)):
                 need = max(need, self._required_chars(unit))
             if need <= size and text[end - need + p :] == text[end - need : end - p]:

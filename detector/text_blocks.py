@@ -34,6 +34,12 @@ rows, a menu's placeholder links, a table's empty rows), and there a copy
 of several lines under `two_copy_chars` needs `line_min_copies` whole
 copies (a traceback prints a recursion's frame three times); a
 letter-free line (a grid's row: an all-zero board) needs `grid_min_rows`.
+A line the code above prints, a string literal of the latest
+`PRINTED_LITERALS` code lines (`print("Hello, World!")` in a loop), is
+that program's printout, in prose ("This will print:") or in a code block:
+a loop prints it as often as it counts, so it needs `table_min_copies`
+copies, as a counted loop's printout does (`prints`). Any other line said
+again is judged as before, a loop at its 4th copy in prose.
 
 Letter-free text, decided by length and evidence:
 
@@ -111,8 +117,10 @@ Cost: a chunk without a boundary is an append and a search for one (its
 match, if any, is the first cut);
 a boundary costs O(block) to build the key plus the period finder's push
 (a C-speed scan of the last `block_max_period` keys, plus O(live periods)).
-Memory: the current block (at most `block_max_chars`) and a ring of recent
-blocks (bounded by the parameters).
+Memory: the current block (at most `block_max_chars`), a ring of recent
+blocks (bounded by the parameters), and in a code block the tail of its
+current line (`CODE_LINE_CHARS`) and up to `PRINTED_LITERALS` strings of
+its lines.
 """
 
 from __future__ import annotations
@@ -150,6 +158,10 @@ LIST_NUMBER_CHARS = 12  # longer blocks are not checked for being a list number 
 LEADING_LIST_NUMBER = re.compile(LIST_MARKUP + r"\d+[.)](?:\*\*|__)?\s+")
 # The characters that may open one besides a digit (`str.isdecimal`, as `\d`).
 LIST_OPENERS = frozenset("#*_")
+# A string literal within one line of code, in double or single quotes.
+STRING_LITERAL = re.compile(r'"[^"\n]*"|\'[^\'\n]*\'')
+PRINTED_LITERALS = 64  # the strings of the latest code lines kept (`BlockCycleFinder.prints`)
+CODE_LINE_CHARS = 2000  # of a code line under way, the tail read for them
 
 
 # One block of the stream, a plain tuple (START, RAW, LEAD, BODY): cheap to
@@ -185,6 +197,8 @@ class BlockCycleFinder:
         "covered_until",
         "_tail_room",
         "in_code",
+        "_code_line",
+        "_printed",
     )
 
     def __init__(self, params) -> None:
@@ -219,6 +233,10 @@ class BlockCycleFinder:
         self._blocked_until: dict[int, int] = {}
         self.covered_until = 0  # end of the last reported loop, as far as it went on
         self.in_code = False  # inside a fenced code block (from a line opening with "```" to the next)
+        self._code_line: list[str] = []  # the blocks of the code line under way
+        # The string literals of the latest code lines, oldest first (a dict as
+        # an ordered set): what the code prints.
+        self._printed: dict[str, None] = {}
 
     def feed(self, text: str, offset: int) -> list[RepeatedRegion]:
         """Append `text` (which starts at channel `offset`); evaluate every block it completes."""
@@ -344,6 +362,8 @@ class BlockCycleFinder:
             # stream): the block a period back has this block's lead, body and key.
             _, _, lead, body = ring[-active]
             key = self._tracker.pushed(active)
+            if self.in_code:
+                self._read_code(raw)
         else:
             stripped = raw.strip()
             if not stripped:
@@ -361,7 +381,11 @@ class BlockCycleFinder:
             # numbers are content, masked only in blocks with words (counters).
             first = stripped[0]
             if first == "`" and stripped.startswith("```"):
+                if self.in_code:
+                    self._read_code("\n")  # the fence ends the last code line
                 self.in_code = not self.in_code
+            elif self.in_code:
+                self._read_code(raw)
             # (Only a mark of markup or a digit may open one: most blocks skip the match.)
             number = LEADING_LIST_NUMBER.match(stripped) if first in LIST_OPENERS or first.isdecimal() else None
             body = stripped[number.end() :] if number else stripped
@@ -448,6 +472,11 @@ class BlockCycleFinder:
             needed = _blocks_covering(ring, chars, max(span, 1), p, length, visible)
             if self.in_code and short and "\n" in copy_text:
                 needed = max(needed, p * code_copies(params, one_line))
+            if one_line and self.prints(copy_text):
+                # A program's printout, a line the code above prints: a loop
+                # printing it prints it as often as it counts, as a counted
+                # loop's printout (as far as the ring holds copies).
+                needed = max(needed, min(p * params.table_min_copies, ring.maxlen - 1))
             form = short and is_blank_form(copy_text, params.unit_region_letters)
             if form and not visible:
                 rows = lines_around(copy_text)
@@ -546,6 +575,40 @@ class BlockCycleFinder:
             if record:
                 return self._region(run, p, at, "template_cycle")
         return None
+
+    def _read_code(self, raw: str) -> None:
+        """Keep the string literals of each code line once it ends (a block
+        may cut a literal at its comma, "Hello, World!", and start with the
+        line break before its line)."""
+        if "\n" not in raw:
+            line = self._code_line
+            line.append(raw)
+            if len(line) > 8:
+                # A long line (minified code): its tail is kept, a bounded one.
+                self._code_line = ["".join(line)[-CODE_LINE_CHARS:]]
+            return
+        lines, _, rest = ("".join(self._code_line) + raw).rpartition("\n")
+        self._code_line = [rest] if rest else []
+        if '"' not in lines and "'" not in lines:
+            return
+        printed = self._printed
+        for literal in STRING_LITERAL.findall(lines):
+            # (printf's "Hello\n" prints the line "Hello".)
+            text = literal[1:-1].removesuffix("\\n").strip()
+            if text:
+                printed.pop(text, None)
+                printed[text] = None
+                if len(printed) > PRINTED_LITERALS:
+                    del printed[next(iter(printed))]
+
+    def prints(self, copy: str) -> bool:
+        """Whether a copy of one line (however rotated) is a string literal
+        of the code lines above: the printout of a program that prints it
+        (`print("Hello, World!")` in a loop)."""
+        if not self._printed:
+            return False
+        cut = copy.find("\n")
+        return (copy[cut + 1 :] + copy[:cut]).strip() in self._printed
 
     def _may_complete(self, p: int, q: int) -> bool:
         """Whether the newest blocks may complete a cycle of `p` blocks that

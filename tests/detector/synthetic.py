@@ -596,6 +596,41 @@ def counted_printout(rng: random.Random) -> Case:
     return Case("Here is the loop:\n\n" + text + "\nEach pass prints one line.\n", None)
 
 
+PRINTING_LOOPS = [
+    'for i in range({n}):\n    print("{line}")',
+    "count = 0\nwhile count < {n}:\n    print('{line}')\n    count += 1",
+    'for (let i = 0; i < {n}; i++) {{\n  console.log("{line}");\n}}',
+    'for (int i = 0; i < {n}; i++) {{\n    printf("{line}\\n");\n}}',
+    'for (int i = 0; i < {n}; i++) {{\n    System.out.println("{line}");\n}}',
+    'for i in $(seq 1 {n}); do\n  echo "{line}"\ndone',
+    '{n}.times {{ puts "{line}" }}',
+]
+PRINTED_LINES = [
+    "Hello, World!",
+    "Hello",
+    "Hi there!",
+    "I love programming.",
+    "Python is fun",
+    "Welcome to the loop tutorial",
+    "Good morning, everyone!",
+    "你好，世界！",
+]
+
+
+def constant_printout(rng: random.Random) -> Case:
+    """A loop that prints the same line, and its printout, 3 to 30 lines:
+    in prose after "This will print:" or in a code block of its own
+    (Python, JavaScript, C, Java, Bash, Ruby)."""
+    line, n = rng.choice(PRINTED_LINES), rng.randint(3, 30)
+    code = rng.choice(PRINTING_LOOPS).format(n=n, line=line)
+    printed = f"{line}\n" * n
+    if rng.random() < 0.5:
+        printed = "```\n" + printed + "```\n"
+    lead = rng.choice(["This will print:\n\n", "Output:\n\n", "When you run it, you get:\n\n", "输出：\n"])
+    end = rng.choice(["\nThe body runs once per pass.\n", "\nChange the number to print it more often.\n", ""])
+    return Case(f"Here is a loop that prints a line {n} times:\n\n```\n{code}\n```\n\n" + lead + printed + end, None)
+
+
 def closed_markup(rng: random.Random) -> Case:
     """Nested markup closed at once: minified HTML or SVG up to 12 levels
     deep ("</div></div>…"), the same one tag a line, LaTeX lists four deep."""
@@ -890,6 +925,7 @@ QUIET_CLASSES: dict[str, Callable[[random.Random], Case]] = {
     "a song counting its verses down": songs_counting_down,
     "a month's days from the first, the same each day": month_of_days,
     "printout of a counted loop": counted_printout,
+    "printout of a loop printing the same line": constant_printout,
     "nested markup closed at once": closed_markup,
     "error classes documented alike, in a code block": documented_errors,
     "a count down to zero": count_down,

@@ -18,7 +18,7 @@ import pytest
 from detector import Monitor
 from detector.config import Profile, get_profile
 from detector.params import param_specs
-from detector.text_blocks import RAW
+from detector.text_blocks import CODE_LINE_CHARS, PRINTED_LITERALS, RAW
 from detector.text_loop import TextLoopDetector, TextLoopParams
 from tests.shared_paths import shared_path
 
@@ -460,19 +460,37 @@ def _blocks(text: str, pieces: list[str]) -> tuple[list, list]:
 
 
 def test_state_stays_bounded_on_a_long_stream():
-    detector = TextLoopDetector()
     monitor = Monitor(Profile("text_loop_only", {"text_loop": DEFAULT_TEXT_LOOP}))
-    monitor.detectors = [detector]
+    (detector,) = monitor.detectors
     text = ROWS["doc-alpaca-eval-readme"]["text"]
     for _ in range(3):
         for i in range(0, len(text), 4):
             monitor.feed({"type": "content", "text": text[i : i + 4]})
     finders = detector._channels["content"]
     params = detector.params
-    # The window is the tail of a string cut back to it once twice as long.
-    assert len(finders.units._text) <= 2 * finders.units.window_chars
+    # The window is the tail of a string cut back to it once twice as long;
+    # 250,000 characters fill the ring.
+    assert finders.units.window_chars <= len(finders.units._text) <= 2 * finders.units.window_chars
     assert len("".join(finders.blocks._pending)) <= 2 * params.block_max_chars
-    assert len(finders.blocks._ring) <= finders.blocks._ring.maxlen
+    assert len(finders.blocks._ring) == finders.blocks._ring.maxlen
+
+
+def test_the_strings_a_code_block_prints_are_bounded():
+    # A minified line of 200,000 characters and 300 lines printing a string
+    # each: the line under way is kept as its tail, the strings are the
+    # latest PRINTED_LITERALS.
+    monitor = Monitor(Profile("text_loop_only", {"text_loop": DEFAULT_TEXT_LOOP}))
+    (detector,) = monitor.detectors
+    minified = "var a=1, b=2; " * 14_300
+    prints = "".join(f'print("Report line {n}, done")\n' for n in range(300))
+    text = "```js\n" + minified + "\n" + prints + minified
+    longest = 0
+    for i in range(0, len(text), 64):
+        monitor.feed({"type": "content", "text": text[i : i + 64]})
+        longest = max(longest, len("".join(detector._channels["content"].blocks._code_line)))
+    blocks = detector._channels["content"].blocks
+    assert longest <= CODE_LINE_CHARS + DEFAULT_TEXT_LOOP.block_max_chars
+    assert list(blocks._printed) == [f"Report line {n}, done" for n in range(300 - PRINTED_LITERALS, 300)]
 
 
 def test_parameters_are_declared_for_the_tuner():

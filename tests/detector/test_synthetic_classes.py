@@ -378,6 +378,52 @@ def test_a_count_from_its_start_is_held_to_a_tables_copies():
         assert found.at == len(head) + len(_printed(0, copies))
 
 
+def test_a_programs_printout_of_a_line_it_prints_is_held_to_a_tables_copies():
+    # "Hello, World!" printed by a loop: after the code that prints it, its
+    # printout is quiet through 34 lines, in prose or in a code block (it
+    # was a loop at its 4th line in prose, its 11th in a code block), and a
+    # loop at its 35th, as a counted loop's printout. Without the code, or
+    # after code printing another line, it is a loop at its 4th line as
+    # before. Each run starts at the line break before its first line.
+    line = "Hello, World!\n"
+    code = '```python\nfor i in range(60):\n    print("Hello, World!")\n```\n\nThis will print:\n\n'
+    for head, tail in ((code, ""), (code + "```\n", "```\n")):
+        assert scan(head + line * 34 + tail + "\nThat is all.\n") == []
+        (found,) = scan(head + line * 60 + tail)
+        start = len(head) - 1
+        assert (found.type, found.start, found.repeats, found.at) == ("short_unit", start, 35, start + 35 * len(line))
+    for head in ("This will print:\n\n", '```c\nprintf("Bye\\n");\n```\n\n'):
+        (found,) = scan(head + line * 60)
+        start = len(head) - 1
+        assert (found.type, found.start, found.repeats, found.at) == ("short_unit", start, 4, start + 4 * len(line))
+
+
+def test_a_long_printed_line_and_printfs_line_are_printouts_too():
+    # A line past `unit_max_chars` (the long unit check), and C's printf,
+    # whose literal ends with its line break: quiet through 34 lines, a
+    # loop at the 35th; the long line without its code at its 4th copy.
+    long = "The quick brown fox jumps over the lazy dog while the cat sleeps on the mat.\n"
+    for line, code in ((long, f'print("{long[:-1]}")'), ("Hi there!\n", 'printf("Hi there!\\n");')):
+        head = f"```\n{code}\n```\n\nOutput:\n\n"
+        assert scan(head + line * 34) == []
+        (found,) = scan(head + line * 50)
+        start = len(head) - 1
+        assert (found.repeats, found.at) == (35, start + 35 * len(line))
+    (found,) = scan("Output:\n\n" + long * 50)
+    assert (found.type, found.start, found.repeats, found.at) == ("short_unit", 8, 4, 8 + 4 * len(long))
+
+
+def test_a_printout_is_read_against_the_latest_code_lines_literals():
+    # The strings of the latest 64 code lines are kept: a printout of the
+    # first of 70 printed strings is any line said again, a loop at its 4th.
+    code = "```python\n" + "".join(f'print("Line number {n} of the report")\n' for n in range(70)) + "```\n\n"
+    line = "Line number 0 of the report\n"
+    (found,) = scan(code + line * 10)
+    assert (found.start, found.repeats, found.at) == (len(code) - 1, 4, len(code) - 1 + 4 * len(line))
+    line = "Line number 69 of the report\n"
+    assert scan(code + line * 34) == []
+
+
 def test_a_months_days_from_the_first_are_held_to_a_tables_copies():
     # A 30-day challenge, the same task each day: a count from its start
     # that ends with a month, quiet through 31 days (it was a loop at day
