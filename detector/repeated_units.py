@@ -28,6 +28,9 @@ traceback prints a recursion's frame three times). A whole line that the
 code above prints (`fences.prints`: a string literal of the latest code
 lines) is that program's printout, in prose or in a code block, and
 needs `table_min_copies` copies, as in the block check.
+A table's cells that say the same across its row (`is_table_cell`: "| 9:00
+| Work | Work | Work | Work | Work |") must cover `block_region_chars`, as
+a line said again must.
 Once fired, the finder stays quiet while the tail keeps the same period,
 and may fire again after the run breaks.
 
@@ -75,6 +78,7 @@ LINE_BREAK = re.compile(r"\s*\n\s*")
 # One item of a list and its separator within a line, read from after the
 # separator: " None,", " const Tensor&,"; or one word and a space: "1fr ".
 LIST_ITEM = re.compile(r"[^\n,]+,|\S+ ")
+NO_SPACE = re.compile(r"\S+")
 # A blank to fill in: a run of underscores or dots (a form's field, lined paper, answer lines).
 FILL_IN = re.compile(r"_{4,}|\.{6,}|…{3,}")
 LONG_KEY_CHARS = 32  # the same for a long unit: rarer in normal text, so fewer candidates
@@ -102,6 +106,23 @@ def is_list_item(unit: str) -> bool:
     if cut < 0:
         cut = unit.find(" ")
     return cut >= 0 and LIST_ITEM.fullmatch(unit[cut + 1 :] + unit[: cut + 1]) is not None
+
+
+def is_table_cell(unit: str) -> bool:
+    r"""Whether a unit repeated back to back is one cell of a table's row
+    and its rule, however rotated: " | Work", "Yes | ", a row whose cells
+    say the same ("| 9:00 | Work | Work | Work | Work | Work |"); or one
+    field of a CSV row and its comma, with no space (",TRUE", "N/A,"; a
+    list in prose puts a space after its commas: "very, very, ").
+
+    >>> [is_table_cell(u) for u in (" | Work", "Yes | ", ",TRUE", "|E|F|G", "a |\nb ", "very, ", "好,")]
+    [True, True, True, False, False, False, False]
+    """
+    if "\n" in unit:
+        return False
+    if "|" in unit:
+        return unit.count("|") == 1
+    return unit.count(",") == 1 and unit.isascii() and NO_SPACE.fullmatch(unit) is not None
 
 
 def letter_weight(text: str) -> int:
@@ -326,9 +347,11 @@ class ShortUnitFinder:
         # and writes a literal's items out (`(None, None, None, None)`): in a
         # code block such a unit must cover what a block cycle of one line
         # must, as the block check asks of lines past `unit_max_chars`.
+        # So do a table row's cells, when they say the same ("| Work | Work |"):
+        # as a line said again, they must cover a block cycle's region.
         in_code = self._in_code()
         code = in_code and (rows == 1 or is_list_item(unit))
-        region = params.block_region_chars if code else params.unit_region_chars
+        region = params.block_region_chars if code or is_table_cell(unit) else params.unit_region_chars
         copies = max(
             params.unit_min_copies,
             -(-region // len(unit)),

@@ -631,6 +631,38 @@ def constant_printout(rng: random.Random) -> Case:
     return Case(f"Here is a loop that prints a line {n} times:\n\n```\n{code}\n```\n\n" + lead + printed + end, None)
 
 
+def same_cells_table(rng: random.Random) -> Case:
+    """A table whose cells say the same across a row, up to 24 rows: a
+    week's timetable by the hour ("| 9:00 | Work | Work | Work | Work | Work
+    |"), an attendance sheet, rooms' availability, plans' features; 4 to 8
+    columns of the same word, in English or Chinese; or as CSV, 4 to 14
+    fields ("Room 101,TRUE,TRUE,TRUE,TRUE")."""
+    columns = rng.randint(4, 8)
+    word = rng.choice(["Work", "Study", "Free", "Class", "Available", "Present", "Yes", "Included", "上课", "空闲"])
+    shape = rng.choice(["hours", "students", "rooms", "features"])
+    if shape == "hours":
+        first = rng.randint(6, 9)
+        keys = [f"{h}:00" for h in range(first, first + rng.randint(8, 15))]
+    elif shape == "students":
+        keys = [f"Student {n}" for n in range(1, rng.randint(6, 24) + 1)]
+    elif shape == "rooms":
+        floor = rng.randint(1, 5)
+        keys = [f"Room {floor}{n:02d}" for n in range(1, rng.randint(6, 20) + 1)]
+    else:
+        keys = rng.sample(["Storage", "Backups", "SSO", "API access", "Support", "Audit log", "Custom domain"], 5)
+    if rng.random() < 0.3:
+        # As CSV, unfenced: a field said again with no space after its comma.
+        word = rng.choice(["TRUE", "FALSE", "N/A", "null", "NaN", "yes", "Open"])
+        columns += rng.randint(0, 6)
+        header = "key," + ",".join(f"c{c}" for c in range(1, columns + 1)) + "\n"
+        table = header + "".join(f"{key}," + ",".join([word] * columns) + "\n" for key in keys)
+        return Case(rng.choice(["Here is the CSV:\n\n", "data.csv:\n\n", ""]) + table, None)
+    rows = [f"| {key} | " + " | ".join([word] * columns) + " |\n" for key in keys]
+    header = "| | " + " | ".join(f"Col {c}" for c in range(1, columns + 1)) + " |\n|" + "---|" * (columns + 1) + "\n"
+    table = header + "".join(rows)
+    return Case(rng.choice(["Here is the table:\n\n", "Sure! Here is the schedule.\n\n", ""]) + table, None)
+
+
 def closed_markup(rng: random.Random) -> Case:
     """Nested markup closed at once: minified HTML or SVG up to 12 levels
     deep ("</div></div>…"), the same one tag a line, LaTeX lists four deep."""
@@ -910,6 +942,7 @@ QUIET_CLASSES: dict[str, Callable[[random.Random], Case]] = {
     "a table's rows under a running id, from anywhere": rows_under_a_running_id,
     "config with numbered services": numbered_services,
     "Markdown table, padded or blank cells": markdown_table,
+    "a table or CSV whose cells say the same across a row": same_cells_table,
     "LaTeX layout tokens": latex_layout,
     "song or poem with a refrain": song_with_refrain,
     "item said twice (a slip)": slip_said_twice,

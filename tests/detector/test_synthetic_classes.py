@@ -424,6 +424,62 @@ def test_a_printout_is_read_against_the_latest_code_lines_literals():
     assert scan(code + line * 34) == []
 
 
+def test_a_tables_cells_saying_the_same_are_its_rows_data():
+    # A week's timetable, every cell "Work": within a row, cells said again
+    # must cover a block cycle's region (they were a loop at the 6th cell,
+    # 40 characters), so a row that never ends is a loop at 160 characters
+    # of them; rows counting the hours are a table's rows, each cell under
+    # `unit_region_letters` letters, held to `table_min_copies` rows (they
+    # were a loop at the 5th hour). A cell of a sentence's letters numbered
+    # again is a loop at its 5th row, as before.
+    def hours(first, last):
+        return "".join(f"| {h}:00 | Work | Work | Work | Work | Work |\n" for h in range(first, last))
+
+    assert scan("Schedule:\n\n" + hours(8, 42)) == []
+    (found,) = scan("Schedule:\n\n" + hours(8, 60))
+    assert (found.type, found.start, found.repeats, found.at) == ("counter_cycle", 11, 35, 11 + len(hours(8, 43)))
+    head = "Schedule:\n\n| 9:00 |"
+    (found,) = scan(head + " Work |" * 60)
+    start = len(head) - 2  # (the rotation " | Work")
+    assert (found.type, found.start, found.unit, found.repeats, found.at) == (
+        "short_unit",
+        start,
+        " | Work",
+        23,
+        start + 23 * 7,
+    )
+    rows = [f"| {n} | Draw a small triangle in the middle of the circle |\n" for n in range(7, 30)]
+    (found,) = scan("Steps:\n\n" + "".join(rows))
+    assert (found.type, found.start, found.repeats, found.at) == ("counter_cycle", 8, 5, 8 + len("".join(rows[:5])))
+
+
+def test_a_csv_rows_fields_saying_the_same_are_its_data():
+    # CSV fields said again with no space after their commas, as a table's
+    # cells: a row that never ends is a loop at 160 characters of them (it
+    # was at 40, the 8th field); rows under a running number, each field
+    # under `unit_region_letters` letters, at their 35th row (they were a
+    # loop within the first row). A field of a sentence's letters numbered
+    # again is a loop at its 5th row, as before.
+    def rooms(last):
+        return "".join(f"Room {n},TRUE,TRUE,TRUE,TRUE,TRUE,TRUE,TRUE,TRUE,TRUE,TRUE\n" for n in range(201, last))
+
+    assert scan("rooms.csv:\n\n" + rooms(235)) == []
+    (found,) = scan("rooms.csv:\n\n" + rooms(260))
+    assert (found.type, found.start, found.repeats, found.at) == ("counter_cycle", 12, 35, 12 + len(rooms(236)))
+    head = "rooms.csv:\n\nRoom 201"
+    (found,) = scan(head + ",TRUE" * 60)
+    assert (found.type, found.start, found.unit, found.repeats, found.at) == (
+        "short_unit",
+        len(head),
+        ",TRUE",
+        32,
+        len(head) + 32 * 5,
+    )
+    rows = [f"{n},Draw a small triangle in the middle of the circle\n" for n in range(7, 30)]
+    (found,) = scan("steps.csv:\n\n" + "".join(rows))
+    assert (found.type, found.start, found.repeats, found.at) == ("counter_cycle", 12, 5, 12 + len("".join(rows[:5])))
+
+
 def test_a_months_days_from_the_first_are_held_to_a_tables_copies():
     # A 30-day challenge, the same task each day: a count from its start
     # that ends with a month, quiet through 31 days (it was a loop at day
