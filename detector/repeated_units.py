@@ -14,7 +14,8 @@ of one character or without any letter (digits, spaces,
 punctuation, box drawing: table rules, ASCII art, zero arrays, padding)
 must cover `symbol_region_chars`, since such runs are common in legitimate
 output, and such a unit of whole lines, or the lines of a blank form under
-`two_copy_chars` (`is_blank_form`: fields to fill in, lined paper),
+`two_copy_chars` (`is_blank_form`: fields to fill in, lined paper, a
+template's placeholders),
 `grid_min_rows` rows;
 in a fenced code block (`fences.in_code`: the block finder, which
 sees the fences) a unit that is one whole line, or one item of a list
@@ -79,8 +80,12 @@ LINE_BREAK = re.compile(r"\s*\n\s*")
 # separator: " None,", " const Tensor&,"; or one word and a space: "1fr ".
 LIST_ITEM = re.compile(r"[^\n,]+,|\S+ ")
 NO_SPACE = re.compile(r"\S+")
-# A blank to fill in: a run of underscores or dots (a form's field, lined paper, answer lines).
-FILL_IN = re.compile(r"_{4,}|\.{6,}|…{3,}")
+# A blank to fill in: a run of underscores or dots (a form's field, lined
+# paper, answer lines), or a placeholder in square brackets naming what goes
+# there: a capital opens it, two letters at least, no word before it and no
+# link after it ("[Your Name]", "[Key achievement]", "[姓名]"; not "[x]",
+# "[1]", "[text](url)", code's "a[Index]" nor TikZ's "\draw[black]").
+FILL_IN = re.compile(r"_{4,}|\.{6,}|…{3,}|(?<![\w\\])\[(?=[^\W\d_a-z])[^\[\]\n]*[^\W\d_]{2}[^\[\]\n]*\](?!\()")
 LONG_KEY_CHARS = 32  # the same for a long unit: rarer in normal text, so fewer candidates
 LONG_CANDIDATES = 8  # long periods tried per check, nearest first: bounded work
 # After a search of the whole long range found the long key nowhere, the
@@ -138,9 +143,10 @@ def letter_weight(text: str) -> int:
 def is_blank_form(unit: str, letters_per_line: int) -> bool:
     r"""Whether a unit of whole lines repeated back to back, however it is
     rotated, is the rows of a blank form: each line holds a blank to fill in
-    and fewer than `letters_per_line` letters (`letter_weight`; a sign-in
-    sheet's "Name: ____  Signature: ____", "姓名：____", lined paper, answer
-    lines; not a sentence with a gap, "他的三个孩子分别叫____").
+    and fewer than `letters_per_line` letters besides (`letter_weight`; a
+    sign-in sheet's "Name: ____  Signature: ____", "姓名：____", lined
+    paper, answer lines; a template's entries, "- [Key achievement]", "|
+    [Item] | [Qty] | [Price] |"; not a sentence with a gap, "他的三个孩子分别叫____").
 
     >>> [is_blank_form(u, 20) for u in ("Name: ____  Date: ____\n", "re: ____\nName: ____  Signatu", "- ______\n\n")]
     [True, True, True]
@@ -148,12 +154,22 @@ def is_blank_form(unit: str, letters_per_line: int) -> bool:
     [False, False, False]
     >>> is_blank_form("姓名：____  签名：____\n", 20), is_blank_form("他的三个孩子分别叫____和____。\n", 20)
     (True, False)
+    >>> [is_blank_form(u, 20) for u in ("- [Key achievement]\n", "t]\n- [Poin", "- [x] Ship it\n", "See [a](u)\n")]
+    [True, True, False, False]
     """
     cut = unit.find("\n")
-    if cut < 0 or FILL_IN.search(unit) is None:
+    if cut < 0:
         return False
-    rows = (unit[cut + 1 :] + unit[: cut + 1]).split("\n")
-    return all(FILL_IN.search(row) is not None and letter_weight(row) < letters_per_line for row in rows if row.strip())
+    # (Read from a line's start: a rotation may cut a blank, "t]\n- [Poin".)
+    lines = unit[cut + 1 :] + unit[: cut + 1]
+    if FILL_IN.search(lines) is None:
+        return False
+    rows = lines.split("\n")
+    return all(
+        FILL_IN.search(row) is not None and letter_weight(FILL_IN.sub("", row)) < letters_per_line
+        for row in rows
+        if row.strip()
+    )
 
 
 def code_copies(params, one_line: bool) -> int:

@@ -663,6 +663,36 @@ def same_cells_table(rng: random.Random) -> Case:
     return Case(rng.choice(["Here is the table:\n\n", "Sure! Here is the schedule.\n\n", ""]) + table, None)
 
 
+TEMPLATE_ENTRIES = [
+    (
+        "**[Job Title]** | [Company Name] | [Start Date] – [End Date]\n"
+        "- [Key responsibility or achievement]\n- [Key responsibility or achievement]\n"
+        "- [Key responsibility or achievement]\n\n",
+        (2, 5),
+    ),
+    ("| [Item description] | [Qty] | [Unit price] | [Total] |\n", (3, 12)),
+    ("- [Point]\n", (3, 8)),
+    ("* [Add a supporting detail here]\n", (3, 8)),
+    ("### [Project Name]\n[One-line description of the project and your role.]\n\n", (2, 5)),
+    ("[Reference Name], [Title], [Company] – [Phone] | [Email]\n", (3, 5)),
+    ("- [填写内容]\n", (3, 8)),
+    ("| [Time] | [Topic] | [Speaker] |\n", (4, 10)),
+]
+
+
+def placeholder_template(rng: random.Random) -> Case:
+    """A fill-in template whose entries are placeholders in square brackets,
+    said as many times as the template has slots: a resume's jobs, an
+    invoice's rows, an outline's points, a portfolio's projects,
+    references, an agenda."""
+    entry, (low, high) = rng.choice(TEMPLATE_ENTRIES)
+    head = rng.choice(["Here is a template you can fill in:\n\n", "## Experience\n\n", "模板如下：\n\n", ""])
+    if entry.startswith("|"):
+        head += "| " + " | ".join(["Column"] * entry.count(" | ")) + " |\n|" + "---|" * entry.count(" | ") + "\n"
+    end = rng.choice(["\nReplace each bracket with your own details.\n", "\n**[Your Name]**\n", ""])
+    return Case(head + entry * rng.randint(low, high) + end, None)
+
+
 def closed_markup(rng: random.Random) -> Case:
     """Nested markup closed at once: minified HTML or SVG up to 12 levels
     deep ("</div></div>…"), the same one tag a line, LaTeX lists four deep."""
@@ -955,6 +985,7 @@ QUIET_CLASSES: dict[str, Callable[[random.Random], Case]] = {
     "blank boxes, boards and table templates": blank_layouts,
     "an empty board, a rule between its rows": empty_boards,
     "a blank form to fill in": blank_forms,
+    "a template of placeholders in brackets": placeholder_template,
     "a song counting its verses down": songs_counting_down,
     "a month's days from the first, the same each day": month_of_days,
     "printout of a counted loop": counted_printout,

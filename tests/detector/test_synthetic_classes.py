@@ -353,6 +353,32 @@ def test_a_blank_forms_rows_are_held_to_a_grids_rows():
     assert (found.type, found.start, found.repeats, found.at) == ("short_unit", 3, 4, 3 + 4 * len(gap))
 
 
+def test_a_templates_placeholders_are_blanks_to_fill_in():
+    # Placeholders in square brackets are a template's blanks, its lines a
+    # blank form's rows, held to `grid_min_rows` (32) rows: an outline's
+    # "- [Point]" (it was a loop at its 4th line), a resume's job of four
+    # lines (8 jobs; it was a loop two jobs and a half in), an invoice's
+    # row (it was a loop at its 4th). Each run starts at the line break
+    # before its first copy. A line of words said again is a loop at its
+    # 4th copy, as before.
+    (found,) = scan("Outline:\n\n" + "- [Point]\n" * 40)
+    assert (found.type, found.start, found.repeats, found.at) == ("short_unit", 9, 32, 9 + 32 * 10)
+    (found,) = scan("Outline:\n\n" + "- Finish the report\n" * 40)
+    assert (found.type, found.start, found.repeats, found.at) == ("short_unit", 9, 4, 9 + 4 * 20)
+    job = (
+        "**[Job Title]** | [Company Name] | [Start Date] – [End Date]\n"
+        + "- [Key responsibility or achievement]\n" * 3
+        + "\n"
+    )
+    assert scan("## Experience\n\n" + job * 7) == []
+    (found,) = scan("## Experience\n\n" + job * 12)
+    assert (found.type, found.start, found.repeats, found.at) == ("short_unit", 13, 8, 13 + 8 * len(job))
+    row = "| [Item] | [Qty] | [Price] |\n"
+    assert scan(row * 31) == []
+    (found,) = scan(row * 40)
+    assert (found.type, found.start, found.repeats, found.at) == ("block_cycle", 0, 32, 32 * len(row))
+
+
 def test_the_last_row_of_a_stream_is_a_row_without_its_line_break():
     # 15 rows of a letter-free table counting hours: quiet, whether or not
     # the stream ends with a line break (the last row ends the stream, not a line).
