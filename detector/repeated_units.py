@@ -81,11 +81,16 @@ LINE_BREAK = re.compile(r"\s*\n\s*")
 LIST_ITEM = re.compile(r"[^\n,]+,|\S+ ")
 NO_SPACE = re.compile(r"\S+")
 # A blank to fill in: a run of underscores or dots (a form's field, lined
-# paper, answer lines), or a placeholder in square brackets naming what goes
-# there: a capital opens it, two letters at least, no word before it and no
-# link after it ("[Your Name]", "[Key achievement]", "[姓名]"; not "[x]",
-# "[1]", "[text](url)", code's "a[Index]" nor TikZ's "\draw[black]").
-FILL_IN = re.compile(r"_{4,}|\.{6,}|…{3,}|(?<![\w\\])\[(?=[^\W\d_a-z])[^\[\]\n]*[^\W\d_]{2}[^\[\]\n]*\](?!\()")
+# paper, answer lines), or a placeholder in brackets naming what goes there,
+# two letters at least: in square brackets a capital opens it, no word
+# before it and no link after it ("[Your Name]", "[Key achievement]",
+# "[姓名]"; not "[x]", "[1]", "[text](url)", code's "a[Index]" nor TikZ's
+# "\draw[black]"); or in Chinese lenticular brackets ("【填写内容】").
+FILL_IN = re.compile(
+    r"_{4,}|\.{6,}|…{3,}"
+    r"|(?<![\w\\])\[(?=[^\W\d_a-z])[^\[\]\n]*[^\W\d_]{2}[^\[\]\n]*\](?!\()"
+    r"|【[^【】\n]*[^\W\d_]{2}[^【】\n]*】"
+)
 LONG_KEY_CHARS = 32  # the same for a long unit: rarer in normal text, so fewer candidates
 LONG_CANDIDATES = 8  # long periods tried per check, nearest first: bounded work
 # After a search of the whole long range found the long key nowhere, the

@@ -676,15 +676,16 @@ TEMPLATE_ENTRIES = [
     ("### [Project Name]\n[One-line description of the project and your role.]\n\n", (2, 5)),
     ("[Reference Name], [Title], [Company] – [Phone] | [Email]\n", (3, 5)),
     ("- [填写内容]\n", (3, 8)),
+    ("- 【填写内容】\n", (3, 8)),
     ("| [Time] | [Topic] | [Speaker] |\n", (4, 10)),
 ]
 
 
 def placeholder_template(rng: random.Random) -> Case:
-    """A fill-in template whose entries are placeholders in square brackets,
-    said as many times as the template has slots: a resume's jobs, an
-    invoice's rows, an outline's points, a portfolio's projects,
-    references, an agenda."""
+    """A fill-in template whose entries are placeholders in brackets
+    ("[Your Name]", "【填写内容】"), said as many times as the template has
+    slots: a resume's jobs, an invoice's rows, an outline's points, a
+    portfolio's projects, references, an agenda."""
     entry, (low, high) = rng.choice(TEMPLATE_ENTRIES)
     head = rng.choice(["Here is a template you can fill in:\n\n", "## Experience\n\n", "模板如下：\n\n", ""])
     if entry.startswith("|"):

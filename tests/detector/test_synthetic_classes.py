@@ -354,15 +354,18 @@ def test_a_blank_forms_rows_are_held_to_a_grids_rows():
 
 
 def test_a_templates_placeholders_are_blanks_to_fill_in():
-    # Placeholders in square brackets are a template's blanks, its lines a
-    # blank form's rows, held to `grid_min_rows` (32) rows: an outline's
-    # "- [Point]" (it was a loop at its 4th line), a resume's job of four
+    # Placeholders in brackets, square or Chinese, are a template's blanks,
+    # its lines a blank form's rows, held to `grid_min_rows` (32) rows: an
+    # outline's "- [Point]" or "- 【填写内容】" (loops at their 4th and 5th
+    # line, once 40 characters, a short unit's region), a resume's job of four
     # lines (8 jobs; it was a loop two jobs and a half in), an invoice's
     # row (it was a loop at its 4th). Each run starts at the line break
     # before its first copy. A line of words said again is a loop at its
     # 4th copy, as before.
     (found,) = scan("Outline:\n\n" + "- [Point]\n" * 40)
     assert (found.type, found.start, found.repeats, found.at) == ("short_unit", 9, 32, 9 + 32 * 10)
+    (found,) = scan("模板：\n\n" + "- 【填写内容】\n" * 40)
+    assert (found.type, found.start, found.repeats, found.at) == ("short_unit", 4, 32, 4 + 32 * 9)
     (found,) = scan("Outline:\n\n" + "- Finish the report\n" * 40)
     assert (found.type, found.start, found.repeats, found.at) == ("short_unit", 9, 4, 9 + 4 * 20)
     job = (
