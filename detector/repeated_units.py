@@ -30,8 +30,8 @@ code above prints (`fences.prints`: a string literal of the latest code
 lines) is that program's printout, in prose or in a code block, and
 needs `table_min_copies` copies, as in the block check.
 A table's cells that say the same across its row (`is_table_cell`: "| 9:00
-| Work | Work | Work | Work | Work |") must cover `block_region_chars`, as
-a line said again must.
+| Work | Work | Work | Work | Work |", a CSV or TSV row's "TRUE,TRUE,")
+must cover `block_region_chars`, as a line said again must.
 Once fired, the finder stays quiet while the tail keeps the same period,
 and may fire again after the run breaks.
 
@@ -123,15 +123,18 @@ def is_table_cell(unit: str) -> bool:
     and its rule, however rotated: " | Work", "Yes | ", a row whose cells
     say the same ("| 9:00 | Work | Work | Work | Work | Work |"); or one
     field of a CSV row and its comma, with no space (",TRUE", "N/A,"; a
-    list in prose puts a space after its commas: "very, very, ").
+    list in prose puts a space after its commas: "very, very, "); or of a
+    TSV row and its tab ("\tTRUE").
 
-    >>> [is_table_cell(u) for u in (" | Work", "Yes | ", ",TRUE", "|E|F|G", "a |\nb ", "very, ", "好,")]
-    [True, True, True, False, False, False, False]
+    >>> [is_table_cell(u) for u in (" | Work", "Yes | ", ",TRUE", "\tN/A", "|E|F|G", "a |\nb ", "very, ", "好,")]
+    [True, True, True, True, False, False, False, False]
     """
     if "\n" in unit:
         return False
     if "|" in unit:
         return unit.count("|") == 1
+    if "\t" in unit:
+        return unit.count("\t") == 1 and NO_SPACE.fullmatch(unit.replace("\t", "")) is not None
     return unit.count(",") == 1 and unit.isascii() and NO_SPACE.fullmatch(unit) is not None
 
 

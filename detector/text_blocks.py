@@ -85,9 +85,10 @@ exact ones; the ambiguous classes are decided by length and evidence:
   `unit_region_letters` letters each, a Chinese character counting three
   ("| 101 | Single | Available |", "INV-2024-017, Unpaid", "房间101：空闲",
   a form's years), or rows of cells each of fewer (a timetable's hours,
-  "| 9:00 | Work | Work | Work | Work | Work |"): the number is the
-  table's key, not a sentence numbered again ("M16: Draw a small triangle
-  in the middle of the circle", or in a cell: any counter);
+  "| 9:00 | Work | Work | Work | Work | Work |", CSV's and TSV's too):
+  the number is the table's key, not a sentence numbered again ("M16:
+  Draw a small triangle in the middle of the circle", or in a cell: any
+  counter);
 - so is a count that ends by itself: one counting down (a countdown,
   releases newest first: it ends at zero), and one enumerating from its
   start, the same words on each line numbered from 0 or 1 (a template's
@@ -703,11 +704,12 @@ def _is_data_row(copy_text: str, letters: int) -> bool:
     "INV-2024-017, Unpaid", "房间101：空闲"), whose running number is a
     table's key, not a sentence numbered again ("第5步：再检查一遍。": a
     Chinese character counts `HAN_CHAR_WEIGHT` letters: `letter_weight`).
-    A table's rows, each line holding a cell rule `|`, and CSV rows, each
-    line holding commas with no space after them, are read cell by cell:
-    each cell under `letters` letters ("| 9:00 | Work | Work | Work | Work
-    | Work |", a timetable's hours; "Room 101,TRUE,TRUE,TRUE,TRUE"), not
-    a cell of a sentence's. (Letter-free rows have rules of their own.)"""
+    A table's rows, each line holding a cell rule `|`, TSV rows, each
+    holding tabs, and CSV rows, each holding commas with no space after
+    them, are read cell by cell: each cell under `letters` letters ("| 9:00
+    | Work | Work | Work | Work | Work |", a timetable's hours; "Room
+    101,TRUE,TRUE,TRUE,TRUE"), not a cell of a sentence's. (Letter-free
+    rows have rules of their own.)"""
     rows = copy_text.count("\n")
     found = letter_weight(copy_text)
     if rows == 0 or found == 0:
@@ -717,6 +719,8 @@ def _is_data_row(copy_text: str, letters: int) -> bool:
     lines = [line for line in copy_text.split("\n") if line.strip()]
     if all("|" in line for line in lines):
         rule = "|"
+    elif all("\t" in line for line in lines):
+        rule = "\t"
     elif all("," in line and ", " not in line for line in lines):
         rule = ","
     else:

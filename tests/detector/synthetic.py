@@ -635,8 +635,8 @@ def same_cells_table(rng: random.Random) -> Case:
     """A table whose cells say the same across a row, up to 24 rows: a
     week's timetable by the hour ("| 9:00 | Work | Work | Work | Work | Work
     |"), an attendance sheet, rooms' availability, plans' features; 4 to 8
-    columns of the same word, in English or Chinese; or as CSV, 4 to 14
-    fields ("Room 101,TRUE,TRUE,TRUE,TRUE")."""
+    columns of the same word, in English or Chinese; or as CSV or TSV, 4
+    to 14 fields ("Room 101,TRUE,TRUE,TRUE,TRUE")."""
     columns = rng.randint(4, 8)
     word = rng.choice(["Work", "Study", "Free", "Class", "Available", "Present", "Yes", "Included", "上课", "空闲"])
     shape = rng.choice(["hours", "students", "rooms", "features"])
@@ -651,11 +651,12 @@ def same_cells_table(rng: random.Random) -> Case:
     else:
         keys = rng.sample(["Storage", "Backups", "SSO", "API access", "Support", "Audit log", "Custom domain"], 5)
     if rng.random() < 0.3:
-        # As CSV, unfenced: a field said again with no space after its comma.
+        # As CSV or TSV, unfenced: a field said again with no space after its comma, or after a tab.
         word = rng.choice(["TRUE", "FALSE", "N/A", "null", "NaN", "yes", "Open"])
         columns += rng.randint(0, 6)
-        header = "key," + ",".join(f"c{c}" for c in range(1, columns + 1)) + "\n"
-        table = header + "".join(f"{key}," + ",".join([word] * columns) + "\n" for key in keys)
+        sep = rng.choice([",", "\t"])
+        header = "key" + sep + sep.join(f"c{c}" for c in range(1, columns + 1)) + "\n"
+        table = header + "".join(key + sep + sep.join([word] * columns) + "\n" for key in keys)
         return Case(rng.choice(["Here is the CSV:\n\n", "data.csv:\n\n", ""]) + table, None)
     rows = [f"| {key} | " + " | ".join([word] * columns) + " |\n" for key in keys]
     header = "| | " + " | ".join(f"Col {c}" for c in range(1, columns + 1)) + " |\n|" + "---|" * (columns + 1) + "\n"

@@ -483,27 +483,30 @@ def test_a_tables_cells_saying_the_same_are_its_rows_data():
 
 
 def test_a_csv_rows_fields_saying_the_same_are_its_data():
-    # CSV fields said again with no space after their commas, as a table's
-    # cells: a row that never ends is a loop at 160 characters of them (it
-    # was at 40, the 8th field); rows under a running number, each field
-    # under `unit_region_letters` letters, at their 35th row (they were a
-    # loop within the first row). A field of a sentence's letters numbered
-    # again is a loop at its 5th row, as before.
-    def rooms(last):
-        return "".join(f"Room {n},TRUE,TRUE,TRUE,TRUE,TRUE,TRUE,TRUE,TRUE,TRUE,TRUE\n" for n in range(201, last))
+    # CSV fields said again with no space after their commas, and TSV
+    # fields after their tabs, as a table's cells: a row that never ends
+    # is a loop at 160 characters of them (it was at 40, the 8th field);
+    # rows under a running number, each field under `unit_region_letters`
+    # letters, at their 35th row (they were a loop within the first row).
+    # A field of a sentence's letters numbered again is a loop at its 5th
+    # row, as before.
+    for sep in (",", "\t"):
 
-    assert scan("rooms.csv:\n\n" + rooms(235)) == []
-    (found,) = scan("rooms.csv:\n\n" + rooms(260))
-    assert (found.type, found.start, found.repeats, found.at) == ("counter_cycle", 12, 35, 12 + len(rooms(236)))
-    head = "rooms.csv:\n\nRoom 201"
-    (found,) = scan(head + ",TRUE" * 60)
-    assert (found.type, found.start, found.unit, found.repeats, found.at) == (
-        "short_unit",
-        len(head),
-        ",TRUE",
-        32,
-        len(head) + 32 * 5,
-    )
+        def rooms(last, sep=sep):
+            return "".join(f"Room {n}{sep}" + sep.join(["TRUE"] * 10) + "\n" for n in range(201, last))
+
+        assert scan("rooms.csv:\n\n" + rooms(235)) == []
+        (found,) = scan("rooms.csv:\n\n" + rooms(260))
+        assert (found.type, found.start, found.repeats, found.at) == ("counter_cycle", 12, 35, 12 + len(rooms(236)))
+        head = "rooms.csv:\n\nRoom 201"
+        (found,) = scan(head + f"{sep}TRUE" * 60)
+        assert (found.type, found.start, found.unit, found.repeats, found.at) == (
+            "short_unit",
+            len(head),
+            f"{sep}TRUE",
+            32,
+            len(head) + 32 * 5,
+        )
     rows = [f"{n},Draw a small triangle in the middle of the circle\n" for n in range(7, 30)]
     (found,) = scan("steps.csv:\n\n" + "".join(rows))
     assert (found.type, found.start, found.repeats, found.at) == ("counter_cycle", 12, 5, 12 + len("".join(rows[:5])))
