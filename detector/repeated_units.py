@@ -85,11 +85,15 @@ NO_SPACE = re.compile(r"\S+")
 # two letters at least: in square brackets a capital opens it, no word
 # before it and no link after it ("[Your Name]", "[Key achievement]",
 # "[姓名]"; not "[x]", "[1]", "[text](url)", code's "a[Index]" nor TikZ's
-# "\draw[black]"); or in Chinese lenticular brackets ("【填写内容】").
+# "\draw[black]"); or in Chinese lenticular brackets ("【填写内容】"); or
+# the placeholders that stand for a name or a figure, "XXX" and a date's
+# "XXXX年XX月" (no Latin letter next to it: not "XXL") and "某某"
+# ("so-and-so").
 FILL_IN = re.compile(
     r"_{4,}|\.{6,}|…{3,}"
     r"|(?<![\w\\])\[(?=[^\W\d_a-z])[^\[\]\n]*[^\W\d_]{2}[^\[\]\n]*\](?!\()"
     r"|【[^【】\n]*[^\W\d_]{2}[^【】\n]*】"
+    r"|(?<![A-Za-z])(?:XX+|xxx+)(?![A-Za-z])|某某"
 )
 LONG_KEY_CHARS = 32  # the same for a long unit: rarer in normal text, so fewer candidates
 LONG_CANDIDATES = 8  # long periods tried per check, nearest first: bounded work

@@ -65,8 +65,8 @@ Letter-free text, decided by length and evidence:
   letter-free rows.
 
 So are the rows of a blank form, a copy under `two_copy_chars` of lines
-each holding a blank to fill in (a run of `_` or `.`, or a placeholder in
-square brackets, "[Your Name]") and fewer than `unit_region_letters`
+each holding a blank to fill in (a run of `_` or `.`, or a placeholder:
+"[Your Name]", "【填写内容】", "XXX") and fewer than `unit_region_letters`
 letters besides (a sign-in sheet's "Name: ____  Signature: ____",
 numbered or not, lined paper, answer lines, a template's entries "-
 [Key achievement]": `repeated_units.is_blank_form`); a sentence with a

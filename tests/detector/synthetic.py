@@ -678,15 +678,18 @@ TEMPLATE_ENTRIES = [
     ("[Reference Name], [Title], [Company] – [Phone] | [Email]\n", (3, 5)),
     ("- [填写内容]\n", (3, 8)),
     ("- 【填写内容】\n", (3, 8)),
+    ("公司：XXX\n职位：XXX\n时间：XXXX年XX月 - XXXX年XX月\n\n", (2, 5)),
+    ("Name: XXX, Phone: XXX-XXX-XXXX\n", (3, 8)),
+    ("- 某某：负责某某工作\n", (3, 8)),
     ("| [Time] | [Topic] | [Speaker] |\n", (4, 10)),
 ]
 
 
 def placeholder_template(rng: random.Random) -> Case:
-    """A fill-in template whose entries are placeholders in brackets
-    ("[Your Name]", "【填写内容】"), said as many times as the template has
+    """A fill-in template whose entries are placeholders ("[Your Name]",
+    "【填写内容】", "XXX", "某某"), said as many times as the template has
     slots: a resume's jobs, an invoice's rows, an outline's points, a
-    portfolio's projects, references, an agenda."""
+    portfolio's projects, references, contacts, an agenda."""
     entry, (low, high) = rng.choice(TEMPLATE_ENTRIES)
     head = rng.choice(["Here is a template you can fill in:\n\n", "## Experience\n\n", "模板如下：\n\n", ""])
     if entry.startswith("|"):
@@ -987,7 +990,7 @@ QUIET_CLASSES: dict[str, Callable[[random.Random], Case]] = {
     "blank boxes, boards and table templates": blank_layouts,
     "an empty board, a rule between its rows": empty_boards,
     "a blank form to fill in": blank_forms,
-    "a template of placeholders in brackets": placeholder_template,
+    "a template of placeholders to fill in": placeholder_template,
     "a song counting its verses down": songs_counting_down,
     "a month's days from the first, the same each day": month_of_days,
     "printout of a counted loop": counted_printout,

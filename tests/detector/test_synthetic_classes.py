@@ -366,6 +366,11 @@ def test_a_templates_placeholders_are_blanks_to_fill_in():
     assert (found.type, found.start, found.repeats, found.at) == ("short_unit", 9, 32, 9 + 32 * 10)
     (found,) = scan("模板：\n\n" + "- 【填写内容】\n" * 40)
     assert (found.type, found.start, found.repeats, found.at) == ("short_unit", 4, 32, 4 + 32 * 9)
+    # "XXX" stands for a name (it was a loop at the 4th line): at the first
+    # block ("- XXX（部门：") of the 32nd row.
+    line = "- XXX（部门：XXX）\n"
+    (found,) = scan("参会人员：\n" + line * 40)
+    assert (found.type, found.start, found.repeats, found.at) == ("block_cycle", 6, 31, 6 + 31 * len(line) + 9)
     (found,) = scan("Outline:\n\n" + "- Finish the report\n" * 40)
     assert (found.type, found.start, found.repeats, found.at) == ("short_unit", 9, 4, 9 + 4 * 20)
     job = (
