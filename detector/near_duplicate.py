@@ -31,9 +31,10 @@ numbers counting (a song's verse counting down its bottles, its two lines
 alike): its segments are similar to each other, but it is `text_loop`'s
 counter to judge, not a rewording.
 Nothing in a fenced code block (from a line opening with three backticks
-to the next) is read: classes and methods documented alike ("Raised for
-the "no such frame" error.") are code, and a loop said word for word in
-code is `text_loop`'s.
+to the next) is read, nor text that opens as JSON (a structured output,
+`structured_output.opens_as_json`): classes and methods documented alike
+("Raised for the "no such frame" error."), a schema's descriptions, are
+code and data, and a loop said word for word in them is `text_loop`'s.
 
 Cost: a chunk without a segment mark is a search for one and an append;
 a segment end costs O(segment) to tokenize plus at most
@@ -53,6 +54,7 @@ from .base import Detector, StreamContext
 from .detection import Detection
 from .events import TEXT_CHANNELS
 from .params import action_param, param
+from .structured_output import opens_as_json
 
 SEGMENT_MARKS = frozenset(".!?。！？\n")
 SEGMENT_END = re.compile(r"[.!?。！？\n]")
@@ -147,6 +149,7 @@ class _Channel:
         "runs",
         "active",
         "in_code",
+        "opened",
     )
 
     def __init__(self, max_period: int) -> None:
@@ -173,7 +176,8 @@ class _Channel:
         # the last one bringing a new word, channel offset and extra where the run starts)
         self.runs: dict[int, tuple[int, int, int, int, int]] = {}
         self.active = 0  # period of the run already reported
-        self.in_code = False  # inside a fenced code block ("```")
+        self.in_code = False  # inside a fenced code block ("```"), or in text that opens as JSON
+        self.opened = False  # whether a segment with a visible character has been read
 
 
 class NearDuplicate(Detector):
@@ -250,6 +254,9 @@ class NearDuplicate(Detector):
         extra = state.extra
         if not segment.isascii():
             state.extra += (HAN_CHAR_WEIGHT - 1) * sum(map(len, HAN_CHARS.findall(segment)))
+        if not state.opened and not segment.isspace():
+            state.opened = True
+            state.in_code = opens_as_json(segment.lstrip())
         if "`" in segment and segment.lstrip().startswith("```"):
             state.in_code = not state.in_code
             return None

@@ -17,9 +17,10 @@ output, and such a unit of whole lines, or the lines of a blank form under
 `two_copy_chars` (`is_blank_form`: fields to fill in, lined paper, a
 template's placeholders),
 `grid_min_rows` rows;
-in a fenced code block (`fences.in_code`: the block finder, which
-sees the fences) a unit that is one whole line, or one item of a list
-within a line (`None, `, a signature's `const Tensor&, `), must cover
+in a fenced code block, or in text that opens as JSON (`fences.in_code`:
+the block finder, which sees the fences), a unit that is one whole line,
+or one item of a list within a line (`None, `, a signature's `const
+Tensor&, `, an object `{"done": false}, `), must cover
 `block_region_chars`, as a line said again must in the block check: code
 makes the same call a few times in a row, and writes a literal's items out;
 a whole line there also needs `template_min_copies` copies, and a unit of
@@ -80,6 +81,7 @@ LINE_BREAK = re.compile(r"\s*\n\s*")
 # separator: " None,", " const Tensor&,"; or one word and a space: "1fr ".
 LIST_ITEM = re.compile(r"[^\n,]+,|\S+ ")
 NO_SPACE = re.compile(r"\S+")
+BRACKETS = ("()", "[]", "{}")
 # A blank to fill in: a run of underscores or dots (a form's field, lined
 # paper, answer lines), or a placeholder in brackets naming what goes there,
 # two letters at least: in square brackets a capital opens it, no word
@@ -111,15 +113,25 @@ def _blank(token: re.Match) -> str:
 def is_list_item(unit: str) -> bool:
     r"""Whether a unit repeated back to back is one item of a list and its
     separator within a line, however it is rotated: "None, ", "e, Fals",
-    "const Tensor&, "; or one word and a space (CSS's "1fr 1fr 1fr").
+    "const Tensor&, "; one word and a space (CSS's "1fr 1fr 1fr"); or an
+    item of commas in brackets that close, an object or a tuple and its
+    comma ('{"done": false, "notes": null}, ', "(0, 0), ").
 
     >>> [is_list_item(u) for u in ("None, ", "e, Fals", "const Tensor&, ", " 1fr", "ATCG", "a, b, ", "a b ", "ab,\n")]
     [True, True, True, True, False, False, False, False]
+    >>> [is_list_item(u) for u in ('{"a": 1, "b": 2}, ', "0), (0, ", "f(a, b, ", "{a, b}\n")]
+    [True, True, False, False]
     """
     cut = unit.find(",")
     if cut < 0:
         cut = unit.find(" ")
-    return cut >= 0 and LIST_ITEM.fullmatch(unit[cut + 1 :] + unit[: cut + 1]) is not None
+    if cut < 0 or "\n" in unit:
+        return False
+    if LIST_ITEM.fullmatch(unit[cut + 1 :] + unit[: cut + 1]) is not None:
+        return True
+    return any(unit.count(a) == unit.count(b) > 0 for a, b in BRACKETS) and all(
+        unit.count(a) == unit.count(b) for a, b in BRACKETS
+    )
 
 
 def is_table_cell(unit: str) -> bool:

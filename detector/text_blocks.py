@@ -34,6 +34,9 @@ rows, a menu's placeholder links, a table's empty rows), and there a copy
 of several lines under `two_copy_chars` needs `line_min_copies` whole
 copies (a traceback prints a recursion's frame three times); a
 letter-free line (a grid's row: an all-zero board) needs `grid_min_rows`.
+Text that opens as JSON (a structured output: `{`, or `[` and an object,
+an array or a string: `structured_output`) is data, judged as a code
+block is (`in_code`).
 A line the code above prints, a string literal of the latest
 `PRINTED_LITERALS` code lines (`print("Hello, World!")` in a loop), is
 that program's printout, in prose ("This will print:") or in a code block:
@@ -136,6 +139,7 @@ from collections.abc import Callable
 from .period import PeriodTracker
 from .repeated_region import RepeatedRegion
 from .repeated_units import LETTER, code_copies, evidence_chars, is_blank_form, letter_weight, lines_around
+from .structured_output import opens_as_json
 
 # A newline, ASCII sentence/clause punctuation followed by whitespace, or a CJK
 # mark: `\n|[.!?;:,](?=\s)|[。！？；，、：]`, written to open with one character
@@ -201,6 +205,7 @@ class BlockCycleFinder:
         "covered_until",
         "_tail_room",
         "in_code",
+        "_opened",
         "_code_line",
         "_printed",
     )
@@ -237,6 +242,7 @@ class BlockCycleFinder:
         self._blocked_until: dict[int, int] = {}
         self.covered_until = 0  # end of the last reported loop, as far as it went on
         self.in_code = False  # inside a fenced code block (from a line opening with "```" to the next)
+        self._opened = False  # whether the channel's first block (since the reset) has been read
         self._code_line: list[str] = []  # the blocks of the code line under way
         # The string literals of the latest code lines, oldest first (a dict as
         # an ordered set): what the code prints.
@@ -384,6 +390,11 @@ class BlockCycleFinder:
             # An ordered-list number is markup (seed 000 type 2 strips it); other
             # numbers are content, masked only in blocks with words (counters).
             first = stripped[0]
+            if not self._opened:
+                self._opened = True
+                if opens_as_json(stripped):
+                    # A structured output is data: judged as code in a fenced block is.
+                    self.in_code = True
             if first == "`" and stripped.startswith("```"):
                 if self.in_code:
                     self._read_code("\n")  # the fence ends the last code line

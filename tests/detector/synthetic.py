@@ -698,6 +698,32 @@ def placeholder_template(rng: random.Random) -> Case:
     return Case(head + entry * rng.randint(low, high) + end, None)
 
 
+def json_output(rng: random.Random) -> Case:
+    """A structured output (JSON mode), with no code fence: an object whose
+    array holds the same value (null, false, 0.0, "") 8 to 25 times on one
+    line, or up to 12 one a line; or an array of objects alike, up to 160
+    characters of them on one line, or up to 9 one a line. (Data, as a
+    code block holds it: a literal's items said again over
+    `block_region_chars`, a line said again `template_min_copies` times,
+    are a loop.)"""
+    value = rng.choice(["null", "false", "0.0", '""', "true"])
+    key = rng.choice(["values", "flags", "scores", "labels", "mask", "readings"])
+    head = f'{{"id": {rng.randint(1, 999)}, "{key}": '
+    shape = rng.choice(["inline", "lines", "objects", "object lines"])
+    if shape == "inline":
+        sep = rng.choice([", ", ","])
+        body = head + "[" + sep.join([value] * rng.randint(8, 25)) + "]}"
+    elif shape == "lines":
+        body = head + "[\n" + ",\n".join(["    " + value] * rng.randint(3, 12)) + "\n  ]\n}"
+    else:
+        item = rng.choice(['{"status": "pending"}', '{"done": false, "notes": null}', '{"score": 0, "flag": null}'])
+        if shape == "objects":
+            body = "[" + ", ".join([item] * rng.randint(2, 160 // len(item + ", "))) + "]"
+        else:
+            body = "[\n" + ",\n".join(["  " + item] * rng.randint(2, 9)) + "\n]"
+    return Case(body + rng.choice(["", "\n"]), None)
+
+
 def closed_markup(rng: random.Random) -> Case:
     """Nested markup closed at once: minified HTML or SVG up to 12 levels
     deep ("</div></div>…"), the same one tag a line, LaTeX lists four deep."""
@@ -982,6 +1008,7 @@ QUIET_CLASSES: dict[str, Callable[[random.Random], Case]] = {
     "song or poem with a refrain": song_with_refrain,
     "item said twice (a slip)": slip_said_twice,
     "DNA or base64 string": random_strings,
+    "JSON output with no code fence": json_output,
     "training log, a line per epoch": training_log,
     "training log, a record per epoch under its count": epoch_records,
     "all-zero grid": zero_grid,

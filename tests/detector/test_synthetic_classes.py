@@ -197,6 +197,28 @@ def test_a_reworded_passage_in_a_code_block_is_no_paraphrase_loop():
     assert found.at == len(code) + 6 * len(CACHE_EN.format("")) + sum(map(len, words[:5])) + len(words[0]) - 1
 
 
+def test_text_that_opens_as_json_is_no_paraphrase_loop():
+    # A service's waiters in JSON, each described alike ("Wait until a
+    # cluster has been stopped"): data, whose strings near_duplicate does not
+    # read (it warned of a reworded loop at character 859). The same
+    # sentences as a list in prose are warned where they were.
+    things = ["channel", "cluster", "input", "multiplex", "node", "signal map"]
+    states = ["created", "running", "stopped", "deleted"]
+    waiters = [
+        f'    "{t}-{s}": {{\n      "description": "Wait until a {t} has been {s}",\n      "delay": 5\n    }}'
+        for t in things
+        for s in states
+    ]
+    assert scan('{\n  "version": 2,\n  "waiters": {\n' + ",\n".join(waiters) + "\n  }\n}\n") == []
+    prose = "".join(
+        f"- Wait until a {t} has been {s}, then describe the {t} again before the next step.\n"
+        for t in things
+        for s in states
+    )
+    (found,) = scan("Waiters:\n" + prose)
+    assert (found.detector, found.start, found.at) == ("near_duplicate", 9, 673)
+
+
 def test_near_duplicate_is_in_the_default_profile_and_warns():
     assert get_profile("default").detectors["near_duplicate"].action == "warn"
 
@@ -515,6 +537,41 @@ def test_a_csv_rows_fields_saying_the_same_are_its_data():
     rows = [f"{n},Draw a small triangle in the middle of the circle\n" for n in range(7, 30)]
     (found,) = scan("steps.csv:\n\n" + "".join(rows))
     assert (found.type, found.start, found.repeats, found.at) == ("counter_cycle", 12, 5, 12 + len("".join(rows[:5])))
+
+
+def test_text_that_opens_as_json_is_data_as_a_code_blocks_is():
+    # A structured output with no code fence. An array's nulls were a loop
+    # at the 7th (40 characters); as a literal's items in a code block they
+    # must cover `block_region_chars` (160): quiet at 26, a loop at the 27th.
+    # After a word of prose the same array is a loop at its 7th, as before.
+    head = '{"id": 7, "values": ['
+    assert scan(head + "null, " * 25 + "null]}") == []
+    (found,) = scan(head + "null, " * 60)
+    assert (found.type, found.start, found.unit, found.repeats, found.at) == ("short_unit", 21, "null, ", 27, 183)
+    (found,) = scan("Result: [" + "null, " * 60)
+    assert (found.type, found.start, found.unit, found.repeats, found.at) == ("short_unit", 9, "null, ", 7, 51)
+    # Objects alike, one a line: a line said again in a code block, a loop
+    # at its 10th (it was at its 4th).
+    line = '  {"done": false, "notes": null},\n'
+    assert scan("[\n" + line * 9 + "]") == []
+    (found,) = scan("[\n" + line * 20)
+    assert (found.type, found.start, found.repeats, found.at) == ("short_unit", 1, 10, 1 + 10 * len(line))
+
+
+def test_an_item_of_commas_in_brackets_is_a_literals_item():
+    # An object or a tuple said again within a line holds commas of its own:
+    # in a code block, or in JSON, it is a literal's item and must cover
+    # `block_region_chars` (it was a loop at its 4th copy, 128 characters);
+    # in prose it is a loop at its 4th as before.
+    item = '{"done": false, "notes": null}, '
+    for head in ("[", "```json\n["):
+        assert scan(head + item * 4 + "]") == []
+        (found,) = scan(head + item * 20)
+        start = len(head)
+        assert (found.type, found.start, found.repeats, found.at) == ("short_unit", start, 5, start + 5 * len(item))
+    (found,) = scan("The items: " + item * 20)
+    # (The run starts at the space before the first copy: a rotation.)
+    assert (found.start, found.repeats, found.at) == (10, 4, 10 + 4 * len(item))
 
 
 def test_a_months_days_from_the_first_are_held_to_a_tables_copies():
