@@ -31,10 +31,11 @@ numbers counting (a song's verse counting down its bottles, its two lines
 alike): its segments are similar to each other, but it is `text_loop`'s
 counter to judge, not a rewording.
 Nothing in a fenced code block (from a line opening with three backticks
-to the next) is read, nor text that opens as JSON (a structured output,
-`structured_output.opens_as_json`): classes and methods documented alike
-("Raised for the "no such frame" error."), a schema's descriptions, are
-code and data, and a loop said word for word in them is `text_loop`'s.
+to the next) is read, nor text that opens as code, markup or data with
+no fence (a structured output's JSON: `raw_output.opens_as_code`):
+classes and methods documented alike ("Raised for the "no such frame"
+error."), a schema's descriptions, are code and data, and a loop said
+word for word in them is `text_loop`'s.
 
 Cost: a chunk without a segment mark is a search for one and an append;
 a segment end costs O(segment) to tokenize plus at most
@@ -54,7 +55,7 @@ from .base import Detector, StreamContext
 from .detection import Detection
 from .events import TEXT_CHANNELS
 from .params import action_param, param
-from .structured_output import opens_as_json
+from .raw_output import opens_as_code
 
 SEGMENT_MARKS = frozenset(".!?。！？\n")
 SEGMENT_END = re.compile(r"[.!?。！？\n]")
@@ -256,7 +257,7 @@ class NearDuplicate(Detector):
             state.extra += (HAN_CHAR_WEIGHT - 1) * sum(map(len, HAN_CHARS.findall(segment)))
         if not state.opened and not segment.isspace():
             state.opened = True
-            state.in_code = opens_as_json(segment.lstrip())
+            state.in_code = opens_as_code(segment.lstrip())
         if "`" in segment and segment.lstrip().startswith("```"):
             state.in_code = not state.in_code
             return None

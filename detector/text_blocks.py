@@ -34,9 +34,9 @@ rows, a menu's placeholder links, a table's empty rows), and there a copy
 of several lines under `two_copy_chars` needs `line_min_copies` whole
 copies (a traceback prints a recursion's frame three times); a
 letter-free line (a grid's row: an all-zero board) needs `grid_min_rows`.
-Text that opens as JSON (a structured output: `{`, or `[` and an object,
-an array or a string: `structured_output`) is data, judged as a code
-block is (`in_code`).
+Text that opens as code, markup or data with no fence (a structured
+output's JSON, a page's HTML, "only the code": `raw_output`) is judged
+as a code block is (`in_code`).
 A line the code above prints, a string literal of the latest
 `PRINTED_LITERALS` code lines (`print("Hello, World!")` in a loop), is
 that program's printout, in prose ("This will print:") or in a code block:
@@ -137,9 +137,9 @@ from collections import deque
 from collections.abc import Callable
 
 from .period import PeriodTracker
+from .raw_output import opens_as_code
 from .repeated_region import RepeatedRegion
 from .repeated_units import LETTER, code_copies, evidence_chars, is_blank_form, letter_weight, lines_around
-from .structured_output import opens_as_json
 
 # A newline, ASCII sentence/clause punctuation followed by whitespace, or a CJK
 # mark: `\n|[.!?;:,](?=\s)|[。！？；，、：]`, written to open with one character
@@ -392,8 +392,8 @@ class BlockCycleFinder:
             first = stripped[0]
             if not self._opened:
                 self._opened = True
-                if opens_as_json(stripped):
-                    # A structured output is data: judged as code in a fenced block is.
+                if opens_as_code(stripped):
+                    # Raw output (JSON, HTML, a program): judged as a fenced code block.
                     self.in_code = True
             if first == "`" and stripped.startswith("```"):
                 if self.in_code:

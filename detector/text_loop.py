@@ -19,7 +19,8 @@ into its third, "Wait," only after 27 copies), and
 letter-free units (table rules, ASCII art, digits) held to a longer
 region, letter-free lines of numbers (a grid's rows, a count) to
 `grid_min_rows` rows (`text_blocks` says how letter-free text is decided),
-and code in a fenced block, which writes data out (a line said again, a
+and code in a fenced block (or text that opens as code, markup or data
+with no fence: `raw_output`), which writes data out (a line said again, a
 literal's items, a count), to more. The
 character-level finder also takes units past `unit_max_chars`, up to
 `long_unit_max_chars` (formulas and call chains with no space to cut them

@@ -698,6 +698,22 @@ def placeholder_template(rng: random.Random) -> Case:
     return Case(head + entry * rng.randint(low, high) + end, None)
 
 
+def raw_code_output(rng: random.Random) -> Case:
+    """Code or markup asked for with no fence ("only the code"): a page's
+    HTML whose list or table repeats a placeholder line 4 to 9 times, or a
+    Python script that makes the same call 4 to 9 times in a row."""
+    n = rng.randint(4, 9)
+    if rng.random() < 0.5:
+        line = rng.choice(['      <li><a href="#">Link</a></li>\n', "      <tr><td></td><td></td><td></td></tr>\n"])
+        tag = "ul" if "<li>" in line else "table"
+        body = f"<!DOCTYPE html>\n<html>\n  <body>\n    <{tag}>\n" + line * n + f"    </{tag}>\n  </body>\n</html>\n"
+    else:
+        line = rng.choice(["    pump.step()\n", "    print()\n", "    queue.get_nowait()\n"])
+        head = rng.choice(["#!/usr/bin/env python3\n", "import sys\n", '"""Drive the pump by hand."""\n'])
+        body = head + "\n\ndef main():\n" + line * n + '\n\nif __name__ == "__main__":\n    main()\n'
+    return Case(body, None)
+
+
 def json_output(rng: random.Random) -> Case:
     """A structured output (JSON mode), with no code fence: an object whose
     array holds the same value (null, false, 0.0, "") 8 to 25 times on one
@@ -1009,6 +1025,7 @@ QUIET_CLASSES: dict[str, Callable[[random.Random], Case]] = {
     "item said twice (a slip)": slip_said_twice,
     "DNA or base64 string": random_strings,
     "JSON output with no code fence": json_output,
+    "code or markup with no code fence": raw_code_output,
     "training log, a line per epoch": training_log,
     "training log, a record per epoch under its count": epoch_records,
     "all-zero grid": zero_grid,

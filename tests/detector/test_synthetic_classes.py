@@ -558,6 +558,27 @@ def test_text_that_opens_as_json_is_data_as_a_code_blocks_is():
     assert (found.type, found.start, found.repeats, found.at) == ("short_unit", 1, 10, 1 + 10 * len(line))
 
 
+def test_code_or_markup_with_no_fence_is_judged_as_a_code_block():
+    # A page's HTML or a script asked for with no fence: a placeholder link
+    # or a call said again is quiet through 9 lines and a loop at its 10th,
+    # as in a code block (each was a loop at its 4th). A README opening with
+    # its `<div align="center">`, or a Markdown heading, is prose: a loop at
+    # the 4th, as before. Each run starts where the text before the first
+    # copy ends as a copy does (the line break; the `>` of "<ul>" too).
+    link = '      <li><a href="#">Link</a></li>\n'
+    call = "    pump.step()\n"
+    page = "<!DOCTYPE html>\n<html>\n  <body>\n    <ul>\n"
+    script = "import pumps\n\n\ndef main():\n"
+    for head, line, start in ((page, link, len(page) - 2), (script, call, len(script) - 1)):
+        assert scan(head + line * 9 + "\n") == []
+        (found,) = scan(head + line * 20)
+        assert (found.type, found.start, found.repeats, found.at) == ("short_unit", start, 10, start + 10 * len(line))
+    readme, heading = '<div align="center">\n  <ul>\n', "# Pumps\n\n"
+    for head, line, start in ((readme, link, len(readme) - 2), (heading, call, len(heading) - 1)):
+        (found,) = scan(head + line * 20)
+        assert (found.type, found.start, found.repeats, found.at) == ("short_unit", start, 4, start + 4 * len(line))
+
+
 def test_an_item_of_commas_in_brackets_is_a_literals_item():
     # An object or a tuple said again within a line holds commas of its own:
     # in a code block, or in JSON, it is a literal's item and must cover
