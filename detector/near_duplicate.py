@@ -177,7 +177,7 @@ class _Channel:
         # the last one bringing a new word, channel offset and extra where the run starts)
         self.runs: dict[int, tuple[int, int, int, int, int]] = {}
         self.active = 0  # period of the run already reported
-        self.in_code = False  # inside a fenced code block ("```"), or in text that opens as JSON
+        self.in_code = False  # inside a fenced code block ("```"), or in text that opens as code
         self.opened = False  # whether a segment with a visible character has been read
 
 

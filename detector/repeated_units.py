@@ -17,8 +17,9 @@ output, and such a unit of whole lines, or the lines of a blank form under
 `two_copy_chars` (`is_blank_form`: fields to fill in, lined paper, a
 template's placeholders),
 `grid_min_rows` rows;
-in a fenced code block, or in text that opens as JSON (`fences.in_code`:
-the block finder, which sees the fences), a unit that is one whole line,
+in a fenced code block, or in text that opens as code, markup or data
+(`fences.in_code`: the block finder, which sees the fences and reads the
+opening, `raw_output`), a unit that is one whole line,
 or one item of a list within a line (`None, `, a signature's `const
 Tensor&, `, an object `{"done": false}, `), must cover
 `block_region_chars`, as a line said again must in the block check: code

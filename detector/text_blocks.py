@@ -620,9 +620,9 @@ class BlockCycleFinder:
         """Whether a copy of one line (however rotated) is a string literal
         of the code lines above: the printout of a program that prints it
         (`print("Hello, World!")` in a loop)."""
-        if not self._printed:
-            return False
         cut = copy.find("\n")
+        if cut < 0 or not self._printed:
+            return False
         return (copy[cut + 1 :] + copy[:cut]).strip() in self._printed
 
     def _may_complete(self, p: int, q: int) -> bool:
