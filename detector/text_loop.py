@@ -56,7 +56,11 @@ class TextLoopParams:
         3200, low=400, high=6000, step=200, doc="longest unit the character-level check looks for past unit_max_chars"
     )
     grid_min_rows: int = param(
-        32, low=8, high=100, step=4, doc="copies a letter-free line (a grid's or table's row) needs"
+        32,
+        low=8,
+        high=100,
+        step=4,
+        doc="copies a letter-free line (a grid's or table's row) or a blank form's row (fields, placeholders) needs",
     )
     unit_min_copies: int = param(4, low=3, high=10, step=1, doc="copies a short unit needs at least")
     unit_region_chars: int = param(
@@ -82,7 +86,7 @@ class TextLoopParams:
         high=60,
         step=5,
         doc="copies a counter read as a table needs: numbers each with their own step, rows of data under an id,"
-        " a count from 1 (a month's days) or down to 0",
+        " a count from 1 (a month's days) or down to 0; and a loop's printout",
     )
     code_count_min_copies: int = param(
         100, low=25, high=300, step=25, doc="copies a counter in a code block needs (option lists, rows, enum members)"
