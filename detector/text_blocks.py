@@ -548,6 +548,7 @@ class BlockCycleFinder:
                 continue
             steps = _counter_steps(blocks[-needed:], p, self._numbers_of)
             held = 0
+            lines = _as_lines(copy_text, ring, p)
             if steps and self.in_code and not record:
                 # Code enumerates line by line: a form's years, the rows it
                 # inserts, ports, enum members run to a hundred. (So many
@@ -561,8 +562,8 @@ class BlockCycleFinder:
                         self._counts_down(run, p)
                         if record
                         else (
-                            _is_data_row(copy_text, params.unit_region_letters)
-                            or self._ends_by_itself(run, p, "\n" in copy_text)
+                            _is_data_row(lines, params.unit_region_letters)
+                            or self._ends_by_itself(run, p, "\n" in lines)
                         )
                     )
                 )
@@ -737,6 +738,16 @@ def _is_data_row(copy_text: str, letters: int) -> bool:
     else:
         return False
     return all(letter_weight(cell) < letters for cell in copy_text.replace("\n", rule).split(rule))
+
+
+def _as_lines(copy_text: str, ring: deque[Block], p: int) -> str:
+    """A copy of `p` blocks with the line break of a whole line: a line of
+    80 visible characters or more is cut at its line break (the weak cut),
+    which then leads the next copy, so a copy that starts a line and holds
+    no break is that line."""
+    if "\n" in copy_text or len(ring) <= p or not ring[-p - 1][RAW].endswith("\n"):
+        return copy_text
+    return copy_text + "\n"
 
 
 def _states_its_end(run: list[Block], p: int) -> bool:

@@ -716,19 +716,19 @@ def raw_code_output(rng: random.Random) -> Case:
 
 def json_output(rng: random.Random) -> Case:
     """A structured output (JSON mode), with no code fence: an object whose
-    array holds the same value (null, false, 0.0, "") 8 to 25 times on one
+    array holds the same value (null, false, 0.0, "") 8 to 20 times on one
     line, or up to 12 one a line; or an array of objects alike, up to 160
     characters of them on one line, or up to 9 one a line. (Data, as a
     code block holds it: a literal's items said again over
-    `block_region_chars`, a line said again `template_min_copies` times,
-    are a loop.)"""
+    `block_region_chars`, or `symbol_region_chars` without a letter, a
+    line said again `template_min_copies` times, are a loop.)"""
     value = rng.choice(["null", "false", "0.0", '""', "true"])
     key = rng.choice(["values", "flags", "scores", "labels", "mask", "readings"])
     head = f'{{"id": {rng.randint(1, 999)}, "{key}": '
     shape = rng.choice(["inline", "lines", "objects", "object lines"])
     if shape == "inline":
         sep = rng.choice([", ", ","])
-        body = head + "[" + sep.join([value] * rng.randint(8, 25)) + "]}"
+        body = head + "[" + sep.join([value] * rng.randint(8, 20)) + "]}"
     elif shape == "lines":
         body = head + "[\n" + ",\n".join(["    " + value] * rng.randint(3, 12)) + "\n  ]\n}"
     else:

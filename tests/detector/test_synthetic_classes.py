@@ -509,6 +509,19 @@ def test_a_tables_cells_saying_the_same_are_its_rows_data():
     assert (found.type, found.start, found.repeats, found.at) == ("counter_cycle", 8, 5, 8 + len("".join(rows[:5])))
 
 
+def test_a_row_of_eighty_characters_is_still_a_row():
+    # From "| Student 10 |" on the row holds 80 visible characters, and its
+    # block is cut at its line break (the weak cut), which then leads the
+    # next row: still a table's row of data, held to `table_min_copies`
+    # (the copy without its break was read as no row: a loop at the 10th).
+    def students(last):
+        return "".join(f"| Student {n} | " + " | ".join(["Included"] * 6) + " |\n" for n in range(1, last))
+
+    assert scan("Roster:\n\n" + students(35)) == []
+    (found,) = scan("Roster:\n\n" + students(60))
+    assert (found.type, found.start, found.repeats, found.at) == ("counter_cycle", 9, 35, 9 + len(students(36)))
+
+
 def test_a_csv_rows_fields_saying_the_same_are_its_data():
     # CSV fields said again with no space after their commas, and TSV
     # fields after their tabs, as a table's cells: a row that never ends
