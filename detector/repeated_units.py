@@ -92,11 +92,15 @@ BRACKETS = ("()", "[]", "{}")
 # the placeholders that stand for a name or a figure, "XXX" and a date's
 # "XXXX年XX月" (no Latin letter next to it: not "XXL") and "某某"
 # ("so-and-so").
+# Written to open with one character set, the blank's first character, each
+# branch going on from it (a lookbehind says which): the search skips to the
+# next such character in C instead of trying every branch at every position.
 FILL_IN = re.compile(
-    r"_{4,}|\.{6,}|…{3,}"
-    r"|(?<![\w\\])\[(?=[^\W\d_a-z])[^\[\]\n]*[^\W\d_]{2}[^\[\]\n]*\](?!\()"
-    r"|【[^【】\n]*[^\W\d_]{2}[^【】\n]*】"
-    r"|(?<![A-Za-z])(?:XX+|xxx+)(?![A-Za-z])|某某"
+    r"[_.…\[【Xx某]"
+    r"(?:(?<=_)_{3,}|(?<=\.)\.{5,}|(?<=…)…{2,}"
+    r"|(?<=\[)(?<![\w\\]\[)(?=[^\W\d_a-z])[^\[\]\n]*[^\W\d_]{2}[^\[\]\n]*\](?!\()"
+    r"|(?<=【)[^【】\n]*[^\W\d_]{2}[^【】\n]*】"
+    r"|(?<=X)(?<![A-Za-z]X)X+(?![A-Za-z])|(?<=x)(?<![A-Za-z]x)xx+(?![A-Za-z])|(?<=某)某)"
 )
 LONG_KEY_CHARS = 32  # the same for a long unit: rarer in normal text, so fewer candidates
 LONG_CANDIDATES = 8  # long periods tried per check, nearest first: bounded work
