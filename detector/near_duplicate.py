@@ -32,7 +32,7 @@ alike): its segments are similar to each other, but it is `text_loop`'s
 counter to judge, not a rewording.
 Nothing in a fenced code block (from a line opening with three backticks
 to the next) is read, nor text that opens as code, markup or data with
-no fence (a structured output's JSON: `raw_output.opens_as_code`):
+no fence (a structured output's JSON: `raw_output.opening`):
 classes and methods documented alike ("Raised for the "no such frame"
 error."), a schema's descriptions, are code and data, and a loop said
 word for word in them is `text_loop`'s.
@@ -55,7 +55,7 @@ from .base import Detector, StreamContext
 from .detection import Detection
 from .events import TEXT_CHANNELS
 from .params import action_param, param
-from .raw_output import opens_as_code
+from .raw_output import opening
 
 SEGMENT_MARKS = frozenset(".!?。！？\n")
 SEGMENT_END = re.compile(r"[.!?。！？\n]")
@@ -151,6 +151,7 @@ class _Channel:
         "active",
         "in_code",
         "opened",
+        "line_start",
     )
 
     def __init__(self, max_period: int) -> None:
@@ -178,7 +179,8 @@ class _Channel:
         self.runs: dict[int, tuple[int, int, int, int, int]] = {}
         self.active = 0  # period of the run already reported
         self.in_code = False  # inside a fenced code block ("```"), or in text that opens as code
-        self.opened = False  # whether a segment with a visible character has been read
+        self.opened = False  # whether the segments read have said how the text opens (`raw_output.opening`)
+        self.line_start = True  # whether the next segment starts a line (read until then)
 
 
 class NearDuplicate(Detector):
@@ -255,9 +257,8 @@ class NearDuplicate(Detector):
         extra = state.extra
         if not segment.isascii():
             state.extra += (HAN_CHAR_WEIGHT - 1) * sum(map(len, HAN_CHARS.findall(segment)))
-        if not state.opened and not segment.isspace():
-            state.opened = True
-            state.in_code = opens_as_code(segment.lstrip())
+        if not state.opened:
+            _read_opening(state, segment)
         if "`" in segment and segment.lstrip().startswith("```"):
             state.in_code = not state.in_code
             return None
@@ -343,6 +344,18 @@ class NearDuplicate(Detector):
                     turn=turn,
                 )
         return None
+
+
+def _read_opening(state: _Channel, segment: str) -> None:
+    """Whether the text opens as code, markup or data (then read as a code
+    block), once a segment says so (`raw_output.opening`)."""
+    stripped = segment.lstrip()
+    if stripped:
+        code = opening(stripped, state.line_start or "\n" in segment[: len(segment) - len(stripped)])
+        if code is not None:
+            state.opened = True
+            state.in_code = state.in_code or code
+    state.line_start = segment.endswith("\n")
 
 
 def _counts_in_words(runs: dict[int, tuple[int, int, int, int, int]], ring, start: int) -> bool:

@@ -8,9 +8,11 @@ Only openings that prose does not have count: JSON's `{` or `[` and an
 object, an array or a string (not "[1]", nor a link's or a placeholder's
 "[Your Name]"); a whole page's or document's `<!DOCTYPE`, `<?xml`,
 `<html>`, `<svg>` (not a README's `<div align="center">`); a shebang, a C
-include, a PHP opening; a lower-case `import` or `from … import`; Go's and
-Java's `package`, C#'s `using …;`; a Python module's docstring. A
-Markdown heading and a comment both open with "#", so neither counts.
+include, a PHP opening, a comment of C's family (`//`, `/*`); a
+lower-case `import` or `from … import`; Go's and Java's `package`, C#'s
+`using …;`; a Python module's docstring. A Markdown heading and a
+comment both open with "#": lines of "#" say nothing, and the first line
+after them decides (`opening`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import re
 CODE_OPENING = re.compile(
     r"""\{|\[\s*(?:[\[{"\]]|$)"""  # JSON
     r"|<(?:!DOCTYPE|!doctype|\?xml|html|svg)\b"  # a whole page or document
-    r"|\#!/|\#include\s*[<\"]|<\?php"
+    r"|\#!/|\#include\s*[<\"]|<\?php|//|/\*"
     r"|import\s+[\w.{*]|from\s+[\w.]+\s+import\s"
     r"|package\s+[\w.]+\s*;?\s*$|using\s+[\w.]+\s*;"
     r'|"""|\'\'\''
@@ -39,3 +41,24 @@ def opens_as_code(text: str) -> bool:
     [False, False, False, False, False, False]
     """
     return CODE_OPENING.match(text) is not None
+
+
+def opening(text: str, starts_line: bool) -> bool | None:
+    """How a channel's text opens, read from its pieces with a visible
+    character (blocks, segments: `text` from its first visible character),
+    in order, until it says: True, as code, markup or data; False, as
+    prose; None, not yet. Lines of "#" (a comment, or a Markdown heading),
+    and the rest of such a line, say nothing: the first line after them
+    does ("# app.py" above `import os` is code, "# Title" above a paragraph
+    prose).
+
+    >>> [opening(t, True) for t in ("import os", "# app.py", "Sure", "#!/bin/sh", "// app.js")]
+    [True, None, False, True, True]
+    >>> opening("and the rest of a comment line", False) is None
+    True
+    """
+    if not starts_line:
+        return None
+    if opens_as_code(text):
+        return True
+    return None if text[:1] == "#" else False

@@ -137,7 +137,7 @@ from collections import deque
 from collections.abc import Callable
 
 from .period import PeriodTracker
-from .raw_output import opens_as_code
+from .raw_output import opening
 from .repeated_region import RepeatedRegion
 from .repeated_units import LETTER, code_copies, evidence_chars, is_blank_form, letter_weight, lines_around
 
@@ -242,7 +242,7 @@ class BlockCycleFinder:
         self._blocked_until: dict[int, int] = {}
         self.covered_until = 0  # end of the last reported loop, as far as it went on
         self.in_code = False  # inside a fenced code block (from a line opening with "```" to the next)
-        self._opened = False  # whether the channel's first block (since the reset) has been read
+        self._opened = False  # whether the blocks read (since the reset) have said how the text opens
         self._code_line: list[str] = []  # the blocks of the code line under way
         # The string literals of the latest code lines, oldest first (a dict as
         # an ordered set): what the code prints.
@@ -391,10 +391,12 @@ class BlockCycleFinder:
             # numbers are content, masked only in blocks with words (counters).
             first = stripped[0]
             if not self._opened:
-                self._opened = True
-                if opens_as_code(stripped):
-                    # Raw output (JSON, HTML, a program): judged as a fenced code block.
-                    self.in_code = True
+                # Raw output (JSON, HTML, a program): judged as a fenced code block.
+                starts_line = not ring or ring[-1][RAW].endswith("\n") or "\n" in raw[: raw.find(first)]
+                code = opening(stripped, starts_line)
+                if code is not None:
+                    self._opened = True
+                    self.in_code = self.in_code or code
             if first == "`" and stripped.startswith("```"):
                 if self.in_code:
                     self._read_code("\n")  # the fence ends the last code line

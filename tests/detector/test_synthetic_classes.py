@@ -575,14 +575,18 @@ def test_code_or_markup_with_no_fence_is_judged_as_a_code_block():
     # A page's HTML or a script asked for with no fence: a placeholder link
     # or a call said again is quiet through 9 lines and a loop at its 10th,
     # as in a code block (each was a loop at its 4th). A README opening with
-    # its `<div align="center">`, or a Markdown heading, is prose: a loop at
-    # the 4th, as before. Each run starts where the text before the first
+    # its `<div align="center">`, or a Markdown heading above the lines, is
+    # prose: a loop at the 4th, as before. Each run starts where the text before the first
     # copy ends as a copy does (the line break; the `>` of "<ul>" too).
     link = '      <li><a href="#">Link</a></li>\n'
     call = "    pump.step()\n"
     page = "<!DOCTYPE html>\n<html>\n  <body>\n    <ul>\n"
     script = "import pumps\n\n\ndef main():\n"
-    for head, line, start in ((page, link, len(page) - 2), (script, call, len(script) - 1)):
+    # Comment lines say nothing (a heading opens with "#" too): the line after them does.
+    commented = "# pumps.py: drive the pump by hand.\n# Run it with: python pumps.py\n" + script
+    js = "// pumps.js\nfunction main() {\n"
+    cases = [(page, link, len(page) - 2), (script, call, len(script) - 1), (commented, call, len(commented) - 1)]
+    for head, line, start in cases + [(js, "    pump.step();\n", len(js) - 1)]:
         assert scan(head + line * 9 + "\n") == []
         (found,) = scan(head + line * 20)
         assert (found.type, found.start, found.repeats, found.at) == ("short_unit", start, 10, start + 10 * len(line))
