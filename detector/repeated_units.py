@@ -169,6 +169,18 @@ def letter_weight(text: str) -> int:
     return found
 
 
+def from_line_start(unit: str) -> str:
+    r"""A unit of whole lines repeated back to back, rotated to open where
+    its first line break ends ("" when it holds none): its lines whole,
+    however the copy was cut ("t]\n- [Poin" is "- [Point]\n").
+
+    >>> from_line_start("t]\n- [Poin"), from_line_start("ab")
+    ('- [Point]\n', '')
+    """
+    cut = unit.find("\n")
+    return unit[cut + 1 :] + unit[: cut + 1] if cut >= 0 else ""
+
+
 def is_blank_form(unit: str, letters_per_line: int) -> bool:
     r"""Whether a unit of whole lines repeated back to back, however it is
     rotated, is the rows of a blank form: each line holds a blank to fill in
@@ -186,12 +198,9 @@ def is_blank_form(unit: str, letters_per_line: int) -> bool:
     >>> [is_blank_form(u, 20) for u in ("- [Key achievement]\n", "t]\n- [Poin", "- [x] Ship it\n", "See [a](u)\n")]
     [True, True, False, False]
     """
-    cut = unit.find("\n")
-    if cut < 0:
-        return False
     # (Read from a line's start: a rotation may cut a blank, "t]\n- [Poin".)
-    lines = unit[cut + 1 :] + unit[: cut + 1]
-    if FILL_IN.search(lines) is None:
+    lines = from_line_start(unit)
+    if not lines or FILL_IN.search(lines) is None:
         return False
     rows = lines.split("\n")
     return all(

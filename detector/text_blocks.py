@@ -139,7 +139,15 @@ from collections.abc import Callable
 from .period import PeriodTracker
 from .raw_output import opening
 from .repeated_region import RepeatedRegion
-from .repeated_units import LETTER, code_copies, evidence_chars, is_blank_form, letter_weight, lines_around
+from .repeated_units import (
+    LETTER,
+    code_copies,
+    evidence_chars,
+    from_line_start,
+    is_blank_form,
+    letter_weight,
+    lines_around,
+)
 
 # A newline, ASCII sentence/clause punctuation followed by whitespace, or a CJK
 # mark: `\n|[.!?;:,](?=\s)|[。！？；，、：]`, written to open with one character
@@ -623,10 +631,7 @@ class BlockCycleFinder:
         """Whether a copy of one line (however rotated) is a string literal
         of the code lines above: the printout of a program that prints it
         (`print("Hello, World!")` in a loop)."""
-        cut = copy.find("\n")
-        if cut < 0 or not self._printed:
-            return False
-        return (copy[cut + 1 :] + copy[:cut]).strip() in self._printed
+        return bool(self._printed) and from_line_start(copy).strip() in self._printed
 
     def _may_complete(self, p: int, q: int) -> bool:
         """Whether the newest blocks may complete a cycle of `p` blocks that
